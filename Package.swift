@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "transferd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "transferd", targets: ["transferd"]),
+        .executable(name: "transferctl", targets: ["transferctl"]),
+    ],
+    targets: [
+        // Typed, non-variadic wrappers around libcurl, libuv and SQLite (Swift cannot call C varargs).
+        .target(
+            name: "CTransferSupport",
+            linkerSettings: [
+                .linkedLibrary("curl"),
+                .linkedLibrary("uv"),
+                .linkedLibrary("sqlite3"),
+            ]
+        ),
+        // Build tool: turns Migrations/*.sql into Swift source so the binary carries its schema.
+        .executableTarget(name: "MigrationEmbedder"),
+        .plugin(
+            name: "EmbedMigrations",
+            capability: .buildTool(),
+            dependencies: ["MigrationEmbedder"]
+        ),
+        .target(
+            name: "TransferEngine",
+            dependencies: ["CTransferSupport"],
+            plugins: ["EmbedMigrations"]
+        ),
+        .executableTarget(name: "transferd", dependencies: ["TransferEngine"]),
+        .executableTarget(name: "transferctl", dependencies: ["TransferEngine"]),
+        .testTarget(name: "TransferEngineTests", dependencies: ["TransferEngine"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["transferd", "transferctl"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

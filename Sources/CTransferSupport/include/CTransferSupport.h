@@ -1,0 +1,45 @@
+#ifndef CTRANSFERSUPPORT_H
+#define CTRANSFERSUPPORT_H
+
+// CURL_STRICTER makes CURL* and CURLM* distinct opaque types in Swift.
+#define CURL_STRICTER
+#include <curl/curl.h>
+#include <uv.h>
+#include <sqlite3.h>
+#include <sys/types.h>
+
+// libcurl's setopt/getinfo are variadic; Swift cannot call them. These are typed, non-variadic.
+CURLcode tds_easy_setopt_long(CURL *easy, CURLoption option, long value);
+CURLcode tds_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+CURLcode tds_easy_setopt_pointer(CURL *easy, CURLoption option, void *value);
+CURLcode tds_easy_setopt_string(CURL *easy, CURLoption option, const char *value);
+CURLcode tds_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value);
+CURLcode tds_easy_setopt_data_callback(CURL *easy, CURLoption option,
+                                       size_t (*callback)(char *, size_t, size_t, void *));
+CURLcode tds_easy_setopt_xferinfo_callback(CURL *easy, curl_xferinfo_callback callback);
+
+CURLcode tds_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
+CURLcode tds_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+CURLcode tds_easy_getinfo_double(CURL *easy, CURLINFO info, double *value);
+CURLcode tds_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
+CURLcode tds_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value);
+
+CURLMcode tds_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+CURLMcode tds_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback);
+CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback);
+
+/// Macro constants that do not import into Swift as usable values.
+size_t tds_writefunc_pause(void);
+size_t tds_readfunc_pause(void);
+size_t tds_readfunc_abort(void);
+int tds_pause_all(void);
+int tds_pause_cont(void);
+
+/// The uid of the process on the other end of a connected Unix socket (SO_PEERCRED), or -1.
+int tds_peer_uid(int fd, uid_t *uid);
+
+/// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing the target.
+int tds_rename_noreplace(const char *from, const char *to);
+
+#endif

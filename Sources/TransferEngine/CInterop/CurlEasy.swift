@@ -1,0 +1,127 @@
+import CTransferSupport
+
+/// Owns one libcurl easy handle (one HTTP attempt) and exposes its callbacks as Swift closures.
+/// Thread: the loop thread.
+public final class CurlEasy {
+    /// What the write callback tells libcurl.
+    public enum WriteAction {
+        /// All bytes were taken.
+        case consumed
+        /// Keep the bytes and deliver them again after `unpause()`.
+        case pause
+        /// Stop the transfer (the owner records why).
+        case abort
+    }
+
+    /// The request, in Swift terms.
+    public struct Request: Sendable {
+        public var url: String
+        public var headers: [String] = []
+        /// `Range: bytes=N-` when non-zero.
+        public var rangeStart: Int64 = 0
+        public var receiveBufferSize: Int = 512 * 1024
+        public var followRedirects = true
+        public var maxRedirects = 10
+        public var connectTimeoutSeconds = 30
+        /// Abort when fewer than `lowSpeedBytes` per second arrive for `lowSpeedSeconds`.
+        public var lowSpeedBytes = 1
+        public var lowSpeedSeconds = 60
+        public var userAgent = "transferd/\(TransferdVersion.current)"
+        /// Receive at most this many bytes per second (libcurl's own limiter), nil for unlimited.
+        public var maxReceiveSpeed: Int64?
+
+        public init(url: String) { self.url = url }
+    }
+
+    let handle: OpaquePointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    /// Receives body bytes. Must not be replaced while the handle is in a multi.
+    public var onWrite: (UnsafeRawBufferPointer) -> WriteAction = { _ in .consumed }
+    /// Receives each header line (status lines included); false aborts the transfer.
+    public var onHeader: (UnsafeRawBufferPointer) -> Bool = { _ in true }
+
+    public init(_ request: Request) throws(CurlCode) {
+        guard let handle = curl_easy_init() else { throw CurlCode(CURLE_FAILED_INIT) }
+        self.handle = handle
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try check(tds_easy_setopt_string(handle, CURLOPT_URL, request.url))
+        try check(tds_easy_setopt_pointer(handle, CURLOPT_PRIVATE, me))
+        try check(tds_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+        try check(tds_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, request.receiveBufferSize))
+        try check(tds_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0))
+        try check(tds_easy_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects))
+        try check(tds_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, request.connectTimeoutSeconds))
+        try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytes))
+        try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds))
+        try check(tds_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
+        try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+        if let speed = request.maxReceiveSpeed {
+            try check(tds_easy_setopt_off(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(speed)))
+        }
+        if request.rangeStart > 0 {
+            try check(tds_easy_setopt_string(handle, CURLOPT_RANGE, "\(request.rangeStart)-"))
+        }
+        for header in request.headers {
+            headerList = curl_slist_append(headerList, header)
+        }
+        if let headerList { try check(tds_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
+
+        try check(tds_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, me))
+        try check(tds_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, user in
+            guard let user else { return 0 }
+            let easy = Unmanaged<CurlEasy>.fromOpaque(user).takeUnretainedValue()
+            let length = size * count
+            switch easy.onWrite(UnsafeRawBufferPointer(start: data, count: length)) {
+            case .consumed: return length
+            case .pause: return tds_writefunc_pause()
+            case .abort: return 0
+            }
+        })
+        try check(tds_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, me))
+        try check(tds_easy_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, user in
+            guard let user else { return 0 }
+            let easy = Unmanaged<CurlEasy>.fromOpaque(user).takeUnretainedValue()
+            let length = size * count
+            return easy.onHeader(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+        })
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// The status code of the last response (0 before one arrived).
+    public var responseCode: Int {
+        var code = 0
+        _ = tds_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// libcurl's detailed message for the last failure, if any.
+    public var errorDetail: String? {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? nil : text
+    }
+
+    /// Continues a transfer paused by `WriteAction.pause`. May call the write callback at once.
+    public func unpause() {
+        _ = curl_easy_pause(handle, tds_pause_cont())
+    }
+
+    static func owner(of handle: OpaquePointer) -> CurlEasy? {
+        var pointer: UnsafeMutableRawPointer?
+        guard tds_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
+        return Unmanaged<CurlEasy>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    private func check(_ code: CURLcode) throws(CurlCode) {
+        if code != CURLE_OK { throw CurlCode(code) }
+    }
+}

@@ -1,0 +1,104 @@
+import CTransferSupport
+
+/// Owns libcurl's multi handle and drives it from libuv: curl tells us which sockets to watch
+/// (socket callback → `UVPoll`) and when to time out (timer callback → `UVTimer`); libuv tells
+/// curl when a socket is ready. This is curl's docs/examples/multi-uv.c, in Swift.
+/// Thread: the loop thread.
+public final class CurlMulti {
+    private let handle: OpaquePointer
+    private let loop: UVLoop
+    private var timer: UVTimer!
+    /// Easy handles in the multi, kept alive until removed.
+    private var easies: [OpaquePointer: CurlEasy] = [:]
+    /// Called once per finished transfer, after it has been removed from the multi.
+    public var onDone: (CurlEasy, CurlCode) -> Void = { _, _ in }
+
+    public init(loop: UVLoop) throws(CurlMultiCode) {
+        guard let handle = curl_multi_init() else { throw CurlMultiCode(CURLM_OUT_OF_MEMORY) }
+        self.handle = handle
+        self.loop = loop
+        timer = UVTimer(loop: loop) { [unowned self] in self.socketAction(CURL_SOCKET_TIMEOUT, 0) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try CurlMultiCode.check(tds_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, me))
+        try CurlMultiCode.check(tds_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, me))
+        try CurlMultiCode.check(tds_multi_setopt_socket_callback(handle) { _, socket, what, user, socketData in
+            guard let user else { return -1 }
+            Unmanaged<CurlMulti>.fromOpaque(user).takeUnretainedValue()
+                .watch(socket: socket, what: what, watcher: socketData)
+            return 0
+        })
+        try CurlMultiCode.check(tds_multi_setopt_timer_callback(handle) { _, timeout, user in
+            guard let user else { return -1 }
+            let multi = Unmanaged<CurlMulti>.fromOpaque(user).takeUnretainedValue()
+            // Never drive curl from inside its own callback: a 0 ms timer runs it next turn.
+            if timeout < 0 { multi.timer.stop() } else { multi.timer.start(after: UInt64(timeout)) }
+            return 0
+        })
+    }
+
+    deinit {
+        for (raw, _) in easies { curl_multi_remove_handle(handle, raw) }
+        easies.removeAll()
+        curl_multi_cleanup(handle)
+    }
+
+    public var count: Int { easies.count }
+
+    public func add(_ easy: CurlEasy) throws(CurlMultiCode) {
+        try CurlMultiCode.check(curl_multi_add_handle(handle, easy.handle))
+        easies[easy.handle] = easy
+    }
+
+    /// Stops a transfer now; its `onDone` is not called.
+    public func remove(_ easy: CurlEasy) {
+        guard easies.removeValue(forKey: easy.handle) != nil else { return }
+        curl_multi_remove_handle(handle, easy.handle)
+    }
+
+    private func watch(socket: curl_socket_t, what: Int32, watcher: UnsafeMutableRawPointer?) {
+        if what == CURL_POLL_REMOVE {
+            if let watcher {
+                let poll = Unmanaged<UVPoll>.fromOpaque(watcher)
+                poll.takeUnretainedValue().stop()
+                poll.release()
+                curl_multi_assign(handle, socket, nil)
+            }
+            return
+        }
+        let poll: UVPoll
+        if let watcher {
+            poll = Unmanaged<UVPoll>.fromOpaque(watcher).takeUnretainedValue()
+        } else {
+            guard let created = try? UVPoll(loop: loop, socket: socket, { [unowned self] status, events in
+                var flags: Int32 = 0
+                if status < 0 { flags = CURL_CSELECT_ERR }
+                if events.contains(.readable) { flags |= CURL_CSELECT_IN }
+                if events.contains(.writable) { flags |= CURL_CSELECT_OUT }
+                self.socketAction(socket, flags)
+            }) else { return }
+            poll = created
+            curl_multi_assign(handle, socket, Unmanaged.passRetained(created).toOpaque())
+        }
+        var events: UVPoll.Events = []
+        if what == CURL_POLL_IN || what == CURL_POLL_INOUT { events.insert(.readable) }
+        if what == CURL_POLL_OUT || what == CURL_POLL_INOUT { events.insert(.writable) }
+        poll.start(events)
+    }
+
+    private func socketAction(_ socket: curl_socket_t, _ flags: Int32) {
+        var running: Int32 = 0
+        curl_multi_socket_action(handle, socket, flags, &running)
+        readFinished()
+    }
+
+    private func readFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(handle, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let raw = message.pointee.easy_handle else { continue }
+            let code = CurlCode(message.pointee.data.result)
+            curl_multi_remove_handle(handle, raw)
+            guard let easy = easies.removeValue(forKey: raw) else { continue }
+            onDone(easy, code)
+        }
+    }
+}

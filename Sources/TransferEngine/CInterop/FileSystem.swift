@@ -1,0 +1,15 @@
+import CTransferSupport
+
+/// File-system calls that Glibc does not expose to Swift.
+enum FileSystem {
+    /// renameat2(RENAME_NOREPLACE): -1 with errno EEXIST instead of replacing `to`.
+    static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
+        tds_rename_noreplace(from, to)
+    }
+
+    /// The uid of the peer of a connected Unix socket, or nil.
+    static func peerUID(_ socket: Int32) -> UInt32? {
+        var uid: uid_t = 0
+        return tds_peer_uid(socket, &uid) == 0 ? uid : nil
+    }
+}

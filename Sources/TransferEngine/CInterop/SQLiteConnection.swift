@@ -1,0 +1,83 @@
+import CTransferSupport
+
+/// One SQLite connection; closed in deinit. Thread: one thread at a time (the store's queue).
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+    private var depth = 0
+
+    init(path: String) throws(SQLiteError) {
+        var connection: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(connection)
+            throw SQLiteError(code: SQLiteResultCode(rawValue: code), message: message, sql: nil)
+        }
+        handle = connection
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements without parameters.
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "failed"
+            sqlite3_free(message)
+            throw SQLiteError(code: SQLiteResultCode(rawValue: code), message: text, sql: sql)
+        }
+    }
+
+    /// Runs a statement with parameters, discarding any rows.
+    func run(_ sql: String, _ values: any SQLiteBindable...) throws(SQLiteError) {
+        let statement = try prepared(sql)
+        try statement.bind(values.map(\.sqliteValue))
+        defer { statement.reset() }
+        while try statement.step() {}
+    }
+
+    /// Runs a query and maps each row.
+    func query<T>(_ sql: String, _ values: [any SQLiteBindable] = [], _ map: (inout SQLiteRow) throws -> T) throws -> [T] {
+        let statement = try prepared(sql)
+        try statement.bind(values.map(\.sqliteValue))
+        var results: [T] = []
+        try statement.forEachRow { row in results.append(try map(&row)) }
+        return results
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back if it throws. Nested calls
+    /// become savepoints, so store methods compose into one transaction.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        let savepoint = "s\(depth)"
+        try execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
+        depth += 1
+        defer { depth -= 1 }
+        do {
+            let result = try body()
+            try execute(depth == 1 ? "COMMIT" : "RELEASE \(savepoint)")
+            return result
+        } catch {
+            try? execute(depth == 1 ? "ROLLBACK" : "ROLLBACK TO \(savepoint); RELEASE \(savepoint)")
+            throw error
+        }
+    }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    private func prepared(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statements[sql] { return statement }
+        let statement = try SQLiteStatement(connection: handle, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+}

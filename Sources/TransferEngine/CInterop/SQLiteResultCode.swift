@@ -1,0 +1,32 @@
+import CTransferSupport
+
+/// An SQLite result code (extended codes on). Match on `primary`, never on message text.
+public struct SQLiteResultCode: RawRepresentable, Equatable, Sendable, CustomStringConvertible {
+    public var rawValue: Int32
+
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// The primary code: the low byte of an extended code.
+    public var primary: SQLiteResultCode { SQLiteResultCode(rawValue: rawValue & 0xFF) }
+
+    public static let ok = SQLiteResultCode(rawValue: SQLITE_OK)
+    public static let row = SQLiteResultCode(rawValue: SQLITE_ROW)
+    public static let done = SQLiteResultCode(rawValue: SQLITE_DONE)
+    public static let busy = SQLiteResultCode(rawValue: SQLITE_BUSY)
+    public static let full = SQLiteResultCode(rawValue: SQLITE_FULL)
+    public static let constraint = SQLiteResultCode(rawValue: SQLITE_CONSTRAINT)
+
+    public var description: String { String(cString: sqlite3_errstr(rawValue)) }
+}
+
+/// A failed SQLite call, with the statement that failed.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public var code: SQLiteResultCode
+    public var message: String
+    public var sql: String?
+
+    public var description: String {
+        if let sql { return "SQLite error \(code.rawValue) (\(message)) in: \(sql)" }
+        return "SQLite error \(code.rawValue) (\(message))"
+    }
+}

@@ -1,0 +1,88 @@
+import CTransferSupport
+
+/// A prepared statement; finalized in deinit. Thread: its connection's.
+final class SQLiteStatement {
+    private let handle: OpaquePointer
+    let sql: String
+
+    init(connection: OpaquePointer, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw SQLiteError(code: SQLiteResultCode(rawValue: code),
+                              message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+        }
+        handle = statement
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Resets the statement and binds `values` to parameters 1...n.
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let code = value.bind(to: handle, at: Int32(offset + 1))
+            guard code == SQLITE_OK else { throw error(code) }
+        }
+    }
+
+    /// Advances to the next row; false when done.
+    func step() throws(SQLiteError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw error(code)
+        }
+    }
+
+    func reset() { sqlite3_reset(handle) }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func optionalInt64(_ column: Int32) -> Int64? {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
+    }
+
+    func text(_ column: Int32) -> String { optionalText(column) ?? "" }
+
+    func optionalText(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return String(cString: pointer)
+    }
+
+    private func error(_ code: Int32) -> SQLiteError {
+        let connection = sqlite3_db_handle(handle)
+        let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "unknown"
+        return SQLiteError(code: SQLiteResultCode(rawValue: code), message: message, sql: sql)
+    }
+}
+
+/// A row being read; valid only inside the closure it is passed to.
+struct SQLiteRow {
+    fileprivate let statement: SQLiteStatement
+    private var column: Int32 = 0
+
+    fileprivate init(statement: SQLiteStatement) { self.statement = statement }
+
+    /// The next column, read in SELECT order.
+    mutating func int64() -> Int64 { defer { column += 1 }; return statement.int64(column) }
+    mutating func int() -> Int { Int(int64()) }
+    mutating func optionalInt64() -> Int64? { defer { column += 1 }; return statement.optionalInt64(column) }
+    mutating func optionalInt() -> Int? { optionalInt64().map(Int.init) }
+    mutating func text() -> String { defer { column += 1 }; return statement.text(column) }
+    mutating func optionalText() -> String? { defer { column += 1 }; return statement.optionalText(column) }
+    mutating func bool() -> Bool { int64() != 0 }
+}
+
+extension SQLiteStatement {
+    func forEachRow(_ body: (inout SQLiteRow) throws -> Void) throws {
+        defer { reset() }
+        while try step() {
+            var row = SQLiteRow(statement: self)
+            try body(&row)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+
+/// A blocking client of the control socket, for `transferctl` and other tools.
+/// Thread: one at a time.
+public final class ControlClient {
+    public enum Failure: Error, Equatable, Sendable {
+        /// Nothing listens at the socket (the daemon is not running, or another path was meant).
+        case cannotConnect(path: String, reason: String)
+        case timedOut
+        case connectionClosed
+        case invalidResponse(String)
+
+        public var message: String {
+            switch self {
+            case .cannotConnect(let path, let reason):
+                "cannot reach transferd at \(path): \(reason) (is the daemon running? start it with 'transferd')"
+            case .timedOut: "timed out waiting for transferd"
+            case .connectionClosed: "transferd closed the connection"
+            case .invalidResponse(let detail): "transferd sent an invalid response: \(detail)"
+            }
+        }
+    }
+
+    private let descriptor: Int32
+    private var framer = LineFramer(limit: 256 << 20)
+
+    public init(socketPath: String) throws(Failure) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .cannotConnect(path: socketPath, reason: SystemError.describe(errno)) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(socketPath.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard pathBytes.count < capacity else {
+            close(fd)
+            throw .cannotConnect(path: socketPath, reason: "socket path longer than \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let reason = SystemError.describe(errno)
+            close(fd)
+            throw .cannotConnect(path: socketPath, reason: reason)
+        }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends one request and reads one response; `timeout` in seconds, nil waits forever.
+    public func send(_ request: ControlRequest, timeout: Double? = nil) throws(Failure) -> ControlResponse {
+        guard var bytes = try? Array(JSONEncoder().encode(request)) else { throw .invalidResponse("cannot encode request") }
+        bytes.append(UInt8(ascii: "\n"))
+        try writeAll(bytes)
+        let line = try readLine(timeout: timeout)
+        do {
+            return try JSONDecoder().decode(ControlResponse.self, from: Data(line))
+        } catch {
+            throw .invalidResponse("\(error)")
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) throws(Failure) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .connectionClosed }
+            offset += count
+        }
+    }
+
+    private func readLine(timeout: Double?) throws(Failure) -> [UInt8] {
+        let deadline = timeout.map { Monotonic.now + $0 }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            if let deadline {
+                let remaining = deadline - Monotonic.now
+                guard remaining > 0 else { throw .timedOut }
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, Int32(min(remaining * 1000 + 1, Double(Int32.max))))
+                if ready < 0, errno == EINTR { continue }
+                if ready == 0 { continue }
+            }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .connectionClosed }
+            let outputs = buffer.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            for output in outputs {
+                switch output {
+                case .line(let line): return line
+                case .tooLong: throw .invalidResponse("response too large")
+                }
+            }
+        }
+    }
+}
+
+/// Seconds on a monotonic clock.
+public enum Monotonic {
+    public static var now: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

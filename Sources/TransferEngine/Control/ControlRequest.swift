@@ -1,0 +1,40 @@
+/// One request on the control socket: a JSON object on one line (docs/control-protocol.md).
+/// Flat on purpose: each command reads the fields it needs and ignores the rest.
+public struct ControlRequest: Codable, Equatable, Sendable {
+    public static let protocolVersion = 1
+    /// Larger request lines are refused and the connection is closed.
+    public static let maxLineBytes = 1 << 20
+
+    public var version: Int
+    public var command: ControlCommand
+    /// Jobs the command acts on.
+    public var ids: [JobID]?
+    /// `pause --all`, `resume --all`, `wait --all`.
+    public var all: Bool?
+    /// `add`: the job to queue.
+    public var job: NewJob?
+    /// `list`: only jobs in this state.
+    public var state: JobState?
+    /// `list`, `pause`, ...: only jobs of this batch.
+    public var batch: Int64?
+    /// `list`: at most this many jobs.
+    public var limit: Int?
+
+    public init(_ command: ControlCommand, ids: [JobID]? = nil, all: Bool? = nil, job: NewJob? = nil,
+                state: JobState? = nil, batch: Int64? = nil, limit: Int? = nil) {
+        version = Self.protocolVersion
+        self.command = command
+        self.ids = ids
+        self.all = all
+        self.job = job
+        self.state = state
+        self.batch = batch
+        self.limit = limit
+    }
+}
+
+/// The commands of protocol version 1. Raw values are the wire words.
+public enum ControlCommand: String, Codable, Sendable, CaseIterable {
+    case add, list, show, pause, resume, cancel, retry, wait, stats
+    case resumeData = "resume-data"
+}

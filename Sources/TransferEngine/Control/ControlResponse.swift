@@ -1,0 +1,97 @@
+/// The daemon's answer to one request: a JSON object on one line.
+public struct ControlResponse: Codable, Equatable, Sendable {
+    public var version: Int
+    public var ok: Bool
+    public var error: ControlError?
+    /// `list`, and the jobs a command acted on or waited for.
+    public var jobs: [Job]?
+    /// `add`, `show`.
+    public var job: Job?
+    /// `show`: every attempt of the job.
+    public var attempts: [AttemptRecord]?
+    public var resumeData: ResumeData?
+    public var stats: DaemonStats?
+
+    public init(ok: Bool = true, error: ControlError? = nil, jobs: [Job]? = nil, job: Job? = nil,
+                attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil) {
+        version = ControlRequest.protocolVersion
+        self.ok = ok
+        self.error = error
+        self.jobs = jobs
+        self.job = job
+        self.attempts = attempts
+        self.resumeData = resumeData
+        self.stats = stats
+    }
+
+    public static func failure(_ error: ControlError) -> ControlResponse {
+        ControlResponse(ok: false, error: error)
+    }
+}
+
+/// Why a request was refused. `code` is a stable word; `message` one actionable line.
+public struct ControlError: Error, Codable, Equatable, Sendable {
+    public enum Code: String, Codable, Sendable {
+        /// The line is not a request (bad JSON, missing fields).
+        case badRequest = "bad_request"
+        /// A value in the request is invalid (URL, path, option).
+        case invalidArgument = "invalid_argument"
+        case unknownJob = "unknown_job"
+        /// The job's state does not allow what was asked.
+        case illegalTransition = "illegal_transition"
+        case tooLarge = "too_large"
+        case unsupportedVersion = "unsupported_version"
+        case forbidden
+        case `internal`
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// `stats`: what the daemon is and does right now.
+public struct DaemonStats: Codable, Equatable, Sendable {
+    public var version: String
+    public var pid: Int32
+    public var stateDirectory: String
+    /// Jobs by state; every state is present.
+    public var jobs: [String: Int]
+    public var maxActive: Int
+    public var rates: Rates
+    public var limits: Rates
+
+    /// Bytes per second, down and up (null: unlimited, for limits).
+    public struct Rates: Codable, Equatable, Sendable {
+        public var down: Int64?
+        public var up: Int64?
+
+        public init(down: Int64?, up: Int64?) {
+            self.down = down
+            self.up = up
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(down, forKey: .down)
+            try container.encode(up, forKey: .up)
+        }
+
+        private enum CodingKeys: String, CodingKey { case down, up }
+    }
+
+    public init(version: String, pid: Int32, stateDirectory: String, jobs: [String: Int], maxActive: Int,
+                rates: Rates, limits: Rates) {
+        self.version = version
+        self.pid = pid
+        self.stateDirectory = stateDirectory
+        self.jobs = jobs
+        self.maxActive = maxActive
+        self.rates = rates
+        self.limits = limits
+    }
+}

@@ -1,0 +1,58 @@
+import FoundationEssentials
+
+/// Checks a job before it is queued, so that a bad URL or path is refused with one clear line
+/// instead of failing later.
+enum JobValidation {
+    static func validate(_ job: NewJob) throws(ControlError) {
+        guard job.kind == .download else {
+            throw ControlError(.invalidArgument, "uploads are not supported by this transferd yet")
+        }
+        try validateURL(job.url)
+        guard let path = job.path, !path.isEmpty else {
+            throw ControlError(.invalidArgument, "a download needs a destination: -o PATH")
+        }
+        guard path.hasPrefix("/") else {
+            throw ControlError(.invalidArgument, "the destination must be an absolute path: \(path)")
+        }
+        guard !path.hasSuffix("/") else {
+            throw ControlError(.invalidArgument, "the destination is a directory, not a file: \(path)")
+        }
+        if let sha256 = job.sha256 {
+            guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
+                throw ControlError(.invalidArgument, "--sha256 needs 64 hexadecimal digits, got '\(sha256)'")
+            }
+        }
+        if let retries = job.retries, retries < 0 {
+            throw ControlError(.invalidArgument, "--retry must be 0 or more")
+        }
+        for header in job.headers where !header.contains(":") || header.contains("\r") || header.contains("\n") {
+            throw ControlError(.invalidArgument, "a header must look like 'Name: value', got '\(header)'")
+        }
+        if !job.overwrite, PartialFile.exists(path), job.resumeData == nil {
+            throw ControlError(.invalidArgument, "\(path) already exists (use --overwrite to replace it)")
+        }
+        if let resume = job.resumeData {
+            try validate(resume, for: path)
+        }
+    }
+
+    static func validateURL(_ text: String) throws(ControlError) {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host, !host.isEmpty
+        else {
+            throw ControlError(.invalidArgument, "malformed URL '\(text)': expected http:// or https:// and a host")
+        }
+    }
+
+    private static func validate(_ resume: ResumeData, for path: String) throws(ControlError) {
+        guard resume.version <= ResumeData.currentVersion else {
+            throw ControlError(.invalidArgument, "resume data version \(resume.version) is newer than this transferd understands")
+        }
+        guard PartialFile.partialPath(for: path) == resume.partialPath else {
+            throw ControlError(.invalidArgument, "the resume data's partial file \(resume.partialPath) does not belong to \(path); use -o \(resume.path)")
+        }
+        guard let file = try? PartialFile(path: resume.partialPath, create: false), file.size >= resume.bytesReceived else {
+            throw ControlError(.invalidArgument, "the partial file \(resume.partialPath) is missing or shorter than the \(resume.bytesReceived) bytes the resume data records")
+        }
+    }
+}

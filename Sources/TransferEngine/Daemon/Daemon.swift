@@ -1,0 +1,139 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The transferd process: takes the state directory, opens the store, and runs the scheduler
+/// and the control server on one libuv loop until SIGTERM or SIGINT.
+public final class Daemon {
+    public struct Options: Sendable {
+        public var paths: StatePaths
+        public var maxActive = 4
+        public var limitDown: Int64?
+        public var limitUp: Int64?
+
+        public init(paths: StatePaths) { self.paths = paths }
+    }
+
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case alreadyRunning(directory: String)
+        case cannotCreate(path: String, reason: String)
+        case cannotListen(socket: String, reason: String)
+        case store(String)
+
+        public var description: String {
+            switch self {
+            case .alreadyRunning(let directory):
+                "another transferd is already running on \(directory) (stop it first, or use --state-dir)"
+            case .cannotCreate(let path, let reason): "cannot create \(path): \(reason)"
+            case .cannotListen(let socket, let reason): "cannot listen on \(socket): \(reason)"
+            case .store(let reason): reason
+            }
+        }
+    }
+
+    /// SIGTERM must end the process within 5 s even if a disk stalls.
+    static let shutdownDeadlineMilliseconds: UInt64 = 4500
+
+    private let options: Options
+    private let logger: Logger
+    private var lockDescriptor: Int32 = -1
+
+    public init(options: Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+    }
+
+    /// Runs until stopped by a signal. Throws when it cannot start.
+    public func run() throws {
+        let paths = options.paths
+        try Self.makePrivateDirectory(paths.directory)
+        try lock(paths.lock, directory: paths.directory)
+        signal(SIGPIPE, SIG_IGN)
+        CurlGlobal.initialize()
+
+        let store: StoreQueue
+        let unfinished: [Job]
+        do {
+            let previous = umask(0o077)
+            let jobStore = try JobStore(path: paths.database)
+            umask(previous)
+            chmod(paths.database, 0o600)
+            unfinished = try jobStore.unfinishedJobs()
+            store = StoreQueue(jobStore)
+        } catch {
+            throw Failure.store("\(error)")
+        }
+
+        let loop = try UVLoop()
+        var configuration = Scheduler.Configuration()
+        configuration.maxActive = options.maxActive
+        configuration.stateDirectory = paths.directory
+        configuration.limitDown = options.limitDown
+        configuration.limitUp = options.limitUp
+        let scheduler = try Scheduler(configuration: configuration, store: store, loop: loop, logger: logger)
+        let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }
+        scheduler.inbox = inbox
+
+        unlink(paths.socket)  // we hold the lock: any socket file left there is stale
+        let server: ControlServer
+        do {
+            server = try ControlServer(loop: loop, path: paths.socket, logger: logger,
+                                       onRequest: { [unowned scheduler] request, connection, reply in
+                                           scheduler.handle(request, connection: connection, reply: reply)
+                                       },
+                                       onClose: { [unowned scheduler] in scheduler.connectionClosed($0) })
+        } catch {
+            throw Failure.cannotListen(socket: paths.socket, reason: error.description)
+        }
+
+        var stopping = false
+        let deadline = UVTimer(loop: loop) { [logger] in
+            logger.warn("shutdown took too long; exiting with checkpoints as they are")
+            exit(0)
+        }
+        let stop: (Int32) -> Void = { [logger] signal in
+            guard !stopping else { return }
+            stopping = true
+            logger.info("signal \(signal): checkpointing running transfers and stopping")
+            deadline.start(after: Self.shutdownDeadlineMilliseconds)
+            server.close()
+            scheduler.shutdown {
+                unlink(paths.socket)
+                inbox.close()
+                loop.stop()
+            }
+        }
+        let signals = [SIGTERM, SIGINT].map { UVSignal(loop: loop, signal: $0, stop) }
+
+        scheduler.start(with: unfinished)
+        logger.info("transferd \(TransferdVersion.current) ready: \(unfinished.count) unfinished jobs, listening on \(paths.socket)")
+        loop.run()
+        withExtendedLifetime((signals, server, deadline, scheduler)) {}
+        logger.info("stopped")
+    }
+
+    private func lock(_ path: String, directory: String) throws(Failure) {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .cannotCreate(path: path, reason: SystemError.describe(errno)) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw .alreadyRunning(directory: directory)
+        }
+        lockDescriptor = fd
+    }
+
+    /// Creates the state directory (and parents) owner-only.
+    private static func makePrivateDirectory(_ path: String) throws(Failure) {
+        var prefix = ""
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0, errno != EEXIST {
+                throw .cannotCreate(path: prefix, reason: SystemError.describe(errno))
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw .cannotCreate(path: path, reason: "not a directory")
+        }
+    }
+}

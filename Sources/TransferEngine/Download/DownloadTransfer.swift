@@ -1,0 +1,198 @@
+/// How an attempt ended, as the scheduler sees it.
+public enum AttemptOutcome: Equatable, Sendable {
+    /// Every byte of the entity is in the partial file.
+    case completed
+    case failed(TransferError)
+    /// The bytes we had cannot be continued: forget them and try again from byte 0.
+    case startOver(reason: String)
+}
+
+/// One attempt of a download: owns the easy handle, decides from the response head what to do
+/// with the body, and appends it to the partial file. Thread: the loop thread.
+final class DownloadTransfer {
+    enum Phase: Equatable {
+        case awaitingHead
+        case receiving
+        /// A 200 replaced a resumed entity: writes wait until the old bytes are gone.
+        case awaitingTruncation
+        case stopped
+    }
+
+    static let checkpointBytes: Int64 = 4 << 20
+    static let stallSeconds = 60
+
+    let jobID: JobID
+    let attempt: Int
+    let easy: CurlEasy
+    let file: PartialFile
+    let rangeStart: Int64
+    /// The entity as known now; `bytesDurable` is what the store has recorded.
+    private(set) var resume: ResumeState
+    /// Bytes in the partial file.
+    private(set) var offset: Int64
+    /// Body bytes received in this attempt.
+    private(set) var received: Int64 = 0
+    private(set) var phase = Phase.awaitingHead
+    private(set) var status: Int?
+    /// An outcome decided by the transfer itself, which outranks libcurl's result code.
+    private(set) var verdict: AttemptOutcome?
+    private var parser = ResponseHeadParser()
+    private var truncateBeforeWriting = false
+
+    /// A checkpoint or truncation is on its way to disk; the next one waits.
+    var durabilityInFlight = false
+    private var whenDurable: [() -> Void] = []
+
+    /// Asks the owner to empty the partial file and record that (then call `truncated()`).
+    var onNeedsTruncation: (DownloadTransfer) -> Void = { _ in }
+    /// Tells the owner enough new bytes were written to make them durable.
+    var onCheckpointDue: (DownloadTransfer) -> Void = { _ in }
+
+    init(jobID: JobID, attempt: Int, url: String, headers: [String], limit: Int64?, file: PartialFile,
+         resume: ResumeState) throws(TransferError) {
+        self.jobID = jobID
+        self.attempt = attempt
+        self.file = file
+        self.resume = resume
+        rangeStart = resume.bytesDurable
+        offset = resume.bytesDurable
+        var request = CurlEasy.Request(url: url)
+        request.headers = headers
+        request.lowSpeedSeconds = Self.stallSeconds
+        request.maxReceiveSpeed = limit
+        if rangeStart > 0, let validator = resume.validators.ifRange {
+            request.rangeStart = rangeStart
+            request.headers.append("If-Range: \(validator)")
+        }
+        do {
+            easy = try CurlEasy(request)
+        } catch {
+            throw .network("cannot set up the request: \(error)")
+        }
+        easy.onHeader = { [unowned self] line in header(line) }
+        easy.onWrite = { [unowned self] bytes in write(bytes) }
+    }
+
+    /// The state to record once the bytes written so far are synced.
+    var checkpoint: ResumeState {
+        var state = resume
+        state.bytesDurable = offset
+        return state
+    }
+
+    var needsCheckpoint: Bool { !durabilityInFlight && offset > resume.bytesDurable && phase == .receiving }
+
+    /// The store recorded `state`: its bytes are durable.
+    func recorded(_ state: ResumeState) {
+        resume.bytesDurable = state.bytesDurable
+        finishDurability()
+    }
+
+    /// The partial file was emptied and the new entity recorded: writing continues at byte 0.
+    func truncated(_ state: ResumeState) {
+        resume = state
+        offset = 0
+        truncateBeforeWriting = false
+        finishDurability()
+        phase = .receiving
+        easy.unpause()
+    }
+
+    /// A checkpoint or truncation could not be made durable; the bytes stay unrecorded.
+    func durabilityFailed() { finishDurability() }
+
+    /// Runs `work` once no checkpoint is on its way to disk.
+    func whenIdle(_ work: @escaping () -> Void) {
+        if durabilityInFlight { whenDurable.append(work) } else { work() }
+    }
+
+    func stop() { phase = .stopped }
+
+    /// The attempt's result, given libcurl's code for it.
+    func outcome(_ code: CurlCode) -> AttemptOutcome {
+        if let verdict { return verdict }
+        switch code.category {
+        case .ok:
+            guard phase == .receiving else { return .failed(.network("the response ended before its body")) }
+            if let total = resume.bytesTotal, offset != total {
+                return .failed(.network("received \(offset) of \(total) bytes"))
+            }
+            return .completed
+        case .network:
+            if code.isTimeout, phase == .receiving { return .failed(.stalled(seconds: Self.stallSeconds)) }
+            return .failed(.network(easy.errorDetail ?? code.description))
+        case .tls:
+            return .failed(.tls(easy.errorDetail ?? code.description))
+        case .aborted, .request:
+            return .failed(.network(easy.errorDetail ?? code.description))
+        }
+    }
+
+    private func finishDurability() {
+        durabilityInFlight = false
+        let works = whenDurable
+        whenDurable.removeAll()
+        for work in works { work() }
+    }
+
+    private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let head = parser.consume(String(decoding: bytes, as: UTF8.self)) else { return true }
+        switch DownloadDecision.decide(head, offset: offset, resume: resume) {
+        case .ignore:
+            return true
+        case .append(let total):
+            status = head.status
+            resume.bytesTotal = total
+            phase = .receiving
+            return true
+        case .writeFromStart(let validators, let total):
+            status = head.status
+            resume.validators = validators
+            resume.bytesTotal = total
+            truncateBeforeWriting = offset > 0
+            phase = .receiving
+            return true
+        case .complete:
+            status = head.status
+            verdict = .completed
+            phase = .receiving
+            return false
+        case .startOver(let reason):
+            status = head.status
+            verdict = .startOver(reason: reason)
+            return false
+        case .fail(let error):
+            status = head.status
+            verdict = .failed(error)
+            return false
+        }
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer) -> CurlEasy.WriteAction {
+        switch phase {
+        case .receiving:
+            break
+        case .awaitingTruncation:
+            return .pause
+        case .awaitingHead, .stopped:
+            return .abort
+        }
+        if truncateBeforeWriting {
+            phase = .awaitingTruncation
+            whenIdle { [unowned self] in onNeedsTruncation(self) }
+            return .pause
+        }
+        do {
+            try file.write(bytes, at: offset)
+        } catch {
+            verdict = .failed(error)
+            return .abort
+        }
+        offset += Int64(bytes.count)
+        received += Int64(bytes.count)
+        if offset - resume.bytesDurable >= Self.checkpointBytes, !durabilityInFlight {
+            onCheckpointDue(self)
+        }
+        return .consumed
+    }
+}

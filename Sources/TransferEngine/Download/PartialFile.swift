@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file a download writes into before it is complete. Owns the descriptor (closed in deinit).
+/// Thread: writes on the loop thread; sync, truncate and read on the file queue.
+// @unchecked: a file descriptor; pwrite/fdatasync/ftruncate are thread-safe system calls and
+// the engine never writes from two threads at once.
+public final class PartialFile: @unchecked Sendable {
+    public let path: String
+    private let descriptor: Int32
+
+    /// `<dir>/.<name>.transferd-part`: hidden, beside the destination, same filesystem.
+    public static func partialPath(for destination: String) -> String {
+        let slash = destination.lastIndex(of: "/")
+        let directory = slash.map { String(destination[...$0]) } ?? ""
+        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        return "\(directory).\(name).transferd-part"
+    }
+
+    /// Opens (creating if needed) without following a symlink planted at `path`.
+    public init(path: String, create: Bool = true) throws(TransferError) {
+        self.path = path
+        if create { try Self.createDirectories(for: path) }
+        let fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        guard fd >= 0 else { throw Self.error(path: path, operation: "create", errno: errno) }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    public var size: Int64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return 0 }
+        return Int64(info.st_size)
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(TransferError) {
+        var done = 0
+        while done < bytes.count {
+            let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Self.error(path: path, operation: "write", errno: errno)
+            }
+            done += count
+        }
+    }
+
+    public func truncate(to length: Int64) throws(TransferError) {
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            throw Self.error(path: path, operation: "truncate", errno: errno)
+        }
+    }
+
+    /// Makes every byte written so far durable (before its length may be recorded).
+    public func sync() throws(TransferError) {
+        guard fdatasync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
+    }
+
+    /// The sha256 of the first `length` bytes, read in 1 MiB chunks.
+    public func sha256(length: Int64) throws(TransferError) -> String {
+        var hash = SHA256()
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let count = pread(descriptor, buffer.baseAddress, min(chunk, Int(length - offset)), off_t(offset))
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw Self.error(path: path, operation: "read", errno: count < 0 ? errno : EIO) }
+            hash.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return hash.finalizeHex()
+    }
+
+    /// Moves the finished file to `destination` and syncs the directory so the rename is durable.
+    public func moveIntoPlace(_ destination: String, replacing: Bool) throws(TransferError) {
+        let status = replacing ? rename(path, destination) : FileSystem.renameNoReplace(path, destination)
+        guard status == 0 else {
+            if errno == EEXIST { throw TransferError.destinationExists(path: destination) }
+            throw Self.error(path: destination, operation: "rename into", errno: errno)
+        }
+        Self.syncDirectory(of: destination)
+    }
+
+    public static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    static func syncDirectory(of path: String) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Creates the destination's missing parent directories (0755).
+    static func createDirectories(for path: String) throws(TransferError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw error(path: prefix, operation: "create the directory", errno: errno)
+            }
+        }
+    }
+
+    static func error(path: String, operation: String, errno code: Int32) -> TransferError {
+        code == ENOSPC || code == EFBIG || code == EDQUOT ? .diskFull(path: path) : .io(path: path, operation: operation, errno: code)
+    }
+}

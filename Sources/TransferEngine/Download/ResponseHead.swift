@@ -1,0 +1,85 @@
+/// The status line and headers of one HTTP response, parsed line by line as libcurl delivers them.
+public struct ResponseHead: Equatable, Sendable {
+    public var status: Int
+    /// Lower-cased field names; the last value wins.
+    public var fields: [String: String]
+
+    public init(status: Int, fields: [String: String] = [:]) {
+        self.status = status
+        self.fields = fields
+    }
+
+    public var etag: String? { fields["etag"] }
+    public var lastModified: String? { fields["last-modified"] }
+    public var location: String? { fields["location"] }
+    public var contentLength: Int64? { fields["content-length"].flatMap { Int64($0) } }
+    public var contentRange: ContentRange? { fields["content-range"].flatMap(ContentRange.init) }
+    public var validators: Validators { Validators(etag: etag, lastModified: lastModified) }
+}
+
+/// Accumulates header lines; yields a head at each blank line (redirects and 1xx produce several).
+public struct ResponseHeadParser: Sendable {
+    private var current: ResponseHead?
+
+    public init() {}
+
+    /// Feeds one line (with or without its CRLF); returns the head when the line ends it.
+    public mutating func consume(_ line: String) -> ResponseHead? {
+        let text = line.trimmingCharacters(in: "\r\n")
+        if text.hasPrefix("HTTP/") {
+            let parts = text.split(separator: " ", maxSplits: 2)
+            current = ResponseHead(status: parts.count > 1 ? Int(parts[1]) ?? 0 : 0)
+            return nil
+        }
+        if text.isEmpty {
+            defer { current = nil }
+            return current
+        }
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon].lowercased()
+        let value = String(text[text.index(after: colon)...]).trimmingSpaces
+        current?.fields[name] = value
+        return nil
+    }
+}
+
+/// `Content-Range: bytes first-last/total` (or `bytes */total` on a 416).
+public struct ContentRange: Equatable, Sendable {
+    public var first: Int64?
+    public var last: Int64?
+    public var total: Int64?
+
+    public init(first: Int64?, last: Int64?, total: Int64?) {
+        self.first = first
+        self.last = last
+        self.total = total
+    }
+
+    public init?(_ text: String) {
+        let trimmed = text.trimmingSpaces
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = String(trimmed.dropFirst(6)).trimmingSpaces
+        let halves = spec.split(separator: "/", maxSplits: 1)
+        guard halves.count == 2 else { return nil }
+        total = halves[1] == "*" ? nil : Int64(halves[1])
+        if halves[1] != "*", total == nil { return nil }
+        if halves[0] == "*" {
+            first = nil
+            last = nil
+        } else {
+            let bounds = halves[0].split(separator: "-", maxSplits: 1)
+            guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last
+            else { return nil }
+            self.first = first
+            self.last = last
+        }
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var scalars = Substring(self)
+        while let last = scalars.last, set.contains(last) { scalars = scalars.dropLast() }
+        return String(scalars)
+    }
+}

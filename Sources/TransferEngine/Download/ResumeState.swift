@@ -1,0 +1,94 @@
+/// The entity validators a resumed request must match (sent as If-Range).
+public struct Validators: Codable, Equatable, Sendable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// A strong ETag, else Last-Modified; nil when the server gave neither (resume is unsafe).
+    public var ifRange: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+}
+
+/// What the store keeps to continue a download: how many bytes of `partialPath` are durable,
+/// and which entity they belong to.
+public struct ResumeState: Equatable, Sendable {
+    public var partialPath: String
+    public var bytesDurable: Int64
+    public var validators: Validators
+    public var bytesTotal: Int64?
+    /// The partial file is complete, synced and verified; only the rename into place is left.
+    public var finalizing: Bool
+
+    public init(partialPath: String, bytesDurable: Int64 = 0, validators: Validators = Validators(),
+                bytesTotal: Int64? = nil, finalizing: Bool = false) {
+        self.partialPath = partialPath
+        self.bytesDurable = bytesDurable
+        self.validators = validators
+        self.bytesTotal = bytesTotal
+        self.finalizing = finalizing
+    }
+}
+
+/// The exported, versioned resume-data document (docs/resume-data.md). Only ever extended.
+public struct ResumeData: Codable, Equatable, Sendable {
+    public static let currentVersion = 1
+
+    public var version: Int
+    public var url: String
+    public var path: String
+    public var partialPath: String
+    public var bytesReceived: Int64
+    public var etag: String?
+    public var lastModified: String?
+    public var bytesTotal: Int64?
+    public var headers: [String]
+
+    public init(job: Job, state: ResumeState) {
+        version = Self.currentVersion
+        url = job.url
+        path = job.path ?? ""
+        partialPath = state.partialPath
+        bytesReceived = state.bytesDurable
+        etag = state.validators.etag
+        lastModified = state.validators.lastModified
+        bytesTotal = state.bytesTotal
+        headers = job.headers
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        url = try container.decode(String.self, forKey: .url)
+        path = try container.decode(String.self, forKey: .path)
+        partialPath = try container.decode(String.self, forKey: .partialPath)
+        bytesReceived = try container.decode(Int64.self, forKey: .bytesReceived)
+        etag = try container.decodeIfPresent(String.self, forKey: .etag)
+        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        bytesTotal = try container.decodeIfPresent(Int64.self, forKey: .bytesTotal)
+        headers = try container.decodeIfPresent([String].self, forKey: .headers) ?? []
+    }
+
+    /// Every key is written, `null` included, so the document's shape is stable.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(url, forKey: .url)
+        try container.encode(path, forKey: .path)
+        try container.encode(partialPath, forKey: .partialPath)
+        try container.encode(bytesReceived, forKey: .bytesReceived)
+        try container.encode(etag, forKey: .etag)
+        try container.encode(lastModified, forKey: .lastModified)
+        try container.encode(bytesTotal, forKey: .bytesTotal)
+        try container.encode(headers, forKey: .headers)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case version, url, path, partialPath, bytesReceived, etag, lastModified, bytesTotal, headers
+    }
+}

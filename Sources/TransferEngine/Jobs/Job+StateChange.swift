@@ -1,0 +1,13 @@
+extension Job {
+    /// Applies a state change to the in-memory copy, as `JobStore.setState` does to the row.
+    mutating func apply(_ change: StateChange, now: Timestamp = .now) {
+        state = change.state
+        stateReason = change.reason
+        error = change.error
+        if let status = change.httpStatus { httpStatus = status }
+        nextAttemptAt = change.nextAttemptAt
+        if let bytes = change.bytesDone { bytesDone = bytes }
+        finishedAt = change.state.hasEnded ? now : nil
+        updatedAt = now
+    }
+}

@@ -1,0 +1,67 @@
+/// A job as the store keeps it and clients see it. Thread: a value; any.
+public struct Job: Equatable, Sendable {
+    public var id: JobID
+    public var kind: JobKind
+    public var state: JobState
+    /// Why the job is in its state (for example `paused by user`, `retry in 4 s`), when known.
+    public var stateReason: String?
+    public var url: String
+    public var path: String?
+    public var headers: [String]
+    public var sha256: String?
+    public var overwrite: Bool
+    public var priority: Priority
+    public var batch: Int64?
+    public var limit: Int64?
+    public var maxRetries: Int
+    public var bytesDone: Int64
+    public var bytesTotal: Int64?
+    public var attempts: Int
+    public var httpStatus: Int?
+    public var error: JobError?
+    public var nextAttemptAt: Timestamp?
+    public var createdAt: Timestamp
+    public var updatedAt: Timestamp
+    public var finishedAt: Timestamp?
+
+    /// The partial file a download writes before it is complete: a hidden sibling of the
+    /// destination, so the final rename never crosses filesystems.
+    public var partialPath: String? {
+        guard kind == .download, let path else { return nil }
+        return PartialFile.partialPath(for: path)
+    }
+}
+
+/// What a client asks the daemon to queue.
+public struct NewJob: Codable, Equatable, Sendable {
+    public var kind: JobKind
+    public var url: String
+    public var path: String?
+    public var headers: [String]
+    public var sha256: String?
+    public var overwrite: Bool
+    public var priority: Priority
+    public var batch: Int64?
+    public var limit: Int64?
+    public var retries: Int?
+    public var paused: Bool
+    /// Continue from exported resume data instead of starting at byte 0.
+    public var resumeData: ResumeData?
+
+    public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
+                overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
+                limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil) {
+        self.kind = kind
+        self.url = url
+        self.path = path
+        self.headers = headers
+        self.sha256 = sha256
+        self.overwrite = overwrite
+        self.priority = priority
+        self.batch = batch
+        self.limit = limit
+        self.retries = retries
+        self.paused = paused
+        self.resumeData = resumeData
+    }
+}

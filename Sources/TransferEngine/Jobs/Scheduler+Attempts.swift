@@ -1,0 +1,172 @@
+import Dispatch
+
+/// How attempts end: checkpoints while they run, and the decision when they stop.
+extension Scheduler {
+    /// The running transfer of attempt `attempt` of job `id`, if it is still the current one.
+    func transfer(_ id: JobID, attempt: Int) -> DownloadTransfer? {
+        guard let transfer = jobs[id]?.transfer, transfer.attempt == attempt else { return nil }
+        return transfer
+    }
+
+    /// Syncs the bytes written so far and records their length (fdatasync before the record).
+    func checkpoint(_ transfer: DownloadTransfer) {
+        transfer.durabilityInFlight = true
+        let state = transfer.checkpoint
+        let id = transfer.jobID
+        let attempt = transfer.attempt
+        let file = transfer.file
+        durably({ try file.sync() }, record: { try $0.saveResume(id, state) }) { scheduler, result in
+            guard let transfer = scheduler.transfer(id, attempt: attempt) else { return }
+            switch result {
+            case .success:
+                transfer.recorded(state)
+            case .failure(let error):
+                scheduler.logger.warn("job \(id): checkpoint failed: \(error)")
+                transfer.durabilityFailed()
+            }
+        }
+    }
+
+    /// A 200 replaced the entity we were continuing: empty the partial file, record the new
+    /// entity at 0 bytes, then let the paused transfer write from the start.
+    func truncate(_ transfer: DownloadTransfer) {
+        transfer.durabilityInFlight = true
+        var state = transfer.resume
+        state.bytesDurable = 0
+        let fresh = state
+        let id = transfer.jobID
+        let attempt = transfer.attempt
+        let file = transfer.file
+        logger.info("job \(id): the server sent the whole entity; starting over from byte 0")
+        durably({ try file.truncate(to: 0) }, record: { try $0.saveResume(id, fresh) }) { scheduler, result in
+            guard let transfer = scheduler.transfer(id, attempt: attempt), let scheduled = scheduler.jobs[id] else { return }
+            switch result {
+            case .success:
+                transfer.truncated(fresh)
+            case .failure(let error):
+                transfer.durabilityFailed()
+                scheduler.stopTransfer(of: scheduled) { transfer in
+                    let outcome = AttemptOutcome.failed(error as? TransferError ?? .io(path: file.path, operation: "truncate", errno: 0))
+                    scheduler.conclude(scheduled, attempt: attempt, outcome: outcome, transfer: transfer)
+                }
+            }
+        }
+    }
+
+    /// Decides what follows an attempt that stopped by itself, and records it.
+    func conclude(_ scheduled: ScheduledJob, attempt: Int, outcome: AttemptOutcome, transfer: DownloadTransfer?) {
+        guard jobs[scheduled.id] === scheduled, scheduled.job.state == .running, scheduled.job.attempts == attempt else {
+            return
+        }
+        let id = scheduled.id
+        let status = transfer?.status
+        let received = transfer?.received ?? 0
+        let checkpoint = transfer?.checkpoint
+        let file = transfer?.file
+        switch outcome {
+        case .completed:
+            guard let transfer else { return }
+            finalize(scheduled, attempt: attempt, file: transfer.file, state: transfer.checkpoint, transfer: transfer)
+        case .failed(let error):
+            let record: @Sendable (JobStore) throws -> Void = { store in
+                if let checkpoint { try store.saveResume(id, checkpoint) }
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received)
+            }
+            let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable)
+            logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
+            scheduled.detach()
+            let emptyPartial = next.state == .failed && (checkpoint?.bytesDurable ?? 0) == 0 ? scheduled.job.partialPath : nil
+            change(scheduled, next, syncing: file, alsoRecord: record) { [unowned self] _ in
+                // A failed job keeps its bytes for `retry`; with none, it leaves no empty file behind.
+                if let emptyPartial { files.async { PartialFile.remove(emptyPartial) } }
+                scheduleRetryTimer()
+            }
+            startNext()
+        case .startOver(let reason):
+            logger.info("job \(id): attempt \(attempt): \(reason); starting over from byte 0")
+            let fresh = checkpoint.map { ResumeState(partialPath: $0.partialPath) }
+            let error = TransferError.sourceChanged(reason)
+            let next = scheduled.job.attempts < scheduled.attemptLimit
+                ? StateChange(.queued, reason: "starting over: \(reason)", bytesDone: 0)
+                : StateChange(.failed, reason: "too many attempts", error: error.record, httpStatus: status, bytesDone: 0)
+            // The next attempt's preparation cuts the partial file back to the recorded 0 bytes.
+            scheduled.detach()
+            change(scheduled, next, alsoRecord: { store in
+                if let fresh { try store.saveResume(id, fresh) }
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received)
+            })
+            startNext()
+        }
+    }
+
+    /// Waiting with a due time, paused (disk full), or failed.
+    private func afterFailure(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?) -> StateChange {
+        if case .diskFull = error {
+            return StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
+                               httpStatus: status, bytesDone: bytesDone)
+        }
+        guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stopping else {
+            return StateChange(.failed, reason: error.message, error: error.record, httpStatus: status, bytesDone: bytesDone)
+        }
+        let delay = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }
+        let due = Timestamp.now.adding(milliseconds: delay)
+        let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"
+        return StateChange(.waiting, reason: reason, error: error.record, httpStatus: status, nextAttemptAt: due,
+                           bytesDone: bytesDone)
+    }
+
+    /// Syncs, verifies and renames the finished file into place off the loop thread; marks the
+    /// resume state `finalizing` before the rename so a crash in between is recognised.
+    func finalize(_ scheduled: ScheduledJob, attempt: Int, file: PartialFile, state: ResumeState,
+                  transfer: DownloadTransfer?) {
+        let id = scheduled.id
+        let expected = scheduled.job.sha256?.lowercased()
+        let destination = scheduled.job.path ?? ""
+        let overwrite = scheduled.job.overwrite
+        let status = transfer?.status
+        let received = transfer?.received ?? 0
+        let store = store
+        let inbox = inbox!
+        DispatchQueue.global().async {
+            let result = Result<Void, any Error> {
+                try file.sync()
+                if let expected {
+                    let actual = try file.sha256(length: state.bytesDurable)
+                    guard actual == expected else { throw TransferError.checksumMismatch(expected: expected, actual: actual) }
+                }
+                var finalizing = state
+                finalizing.finalizing = true
+                try store.sync { try $0.saveResume(id, finalizing) }
+                try file.moveIntoPlace(destination, replacing: overwrite)
+            }
+            inbox.post { scheduler in
+                scheduler.finalized(id, attempt: attempt, result, state: state, status: status, received: received)
+            }
+        }
+    }
+
+    private func finalized(_ id: JobID, attempt: Int, _ result: Result<Void, any Error>, state: ResumeState,
+                           status: Int?, received: Int64) {
+        guard let scheduled = jobs[id], scheduled.job.state == .running else { return }
+        switch result {
+        case .success:
+            logger.info("job \(id): completed, \(state.bytesDurable) bytes at \(scheduled.job.path ?? "")")
+            ended(scheduled, StateChange(.completed, httpStatus: status, bytesDone: state.bytesDurable)) { store in
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received)
+                try store.deleteResume(id)
+            }
+        case .failure(let error):
+            let failure = error as? TransferError ?? .io(path: state.partialPath, operation: "finish", errno: 0)
+            logger.warn("job \(id): cannot finish: \(failure.message)")
+            let discard: Bool
+            if case .checksumMismatch = failure { discard = true } else { discard = false }
+            let partialPath = state.partialPath
+            if discard { files.async { PartialFile.remove(partialPath) } }
+            ended(scheduled, StateChange(.failed, reason: failure.message, error: failure.record, httpStatus: status,
+                                         bytesDone: discard ? 0 : state.bytesDurable)) { store in
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: failure.record, bytes: received)
+                if discard { try store.deleteResume(id) }
+            }
+        }
+    }
+}

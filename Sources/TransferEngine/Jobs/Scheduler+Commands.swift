@@ -1,0 +1,304 @@
+/// Control requests: each becomes reads from the store or state changes, answered once recorded.
+extension Scheduler {
+    func handle(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+        guard request.version == ControlRequest.protocolVersion else {
+            return reply(.failure(ControlError(.unsupportedVersion,
+                "protocol version \(request.version) is not supported; this daemon speaks \(ControlRequest.protocolVersion)")))
+        }
+        switch request.command {
+        case .add: add(request.job, reply: reply)
+        case .list: list(request, reply: reply)
+        case .show: show(request, reply: reply)
+        case .pause, .resume, .cancel, .retry: act(request, reply: reply)
+        case .wait: wait(request, connection: connection, reply: reply)
+        case .stats: stats(reply: reply)
+        case .resumeData: resumeData(request, reply: reply)
+        }
+    }
+
+    /// Keeps a reply for a continuation that comes back through the inbox.
+    func later(_ reply: @escaping Reply) -> Int {
+        let token = nextToken()
+        pendingReplies[token] = reply
+        return token
+    }
+
+    func respond(_ token: Int, _ response: ControlResponse) {
+        pendingReplies.removeValue(forKey: token)?(response)
+    }
+
+    // MARK: add, list, show, stats, resume-data
+
+    private func add(_ new: NewJob?, reply: @escaping Reply) {
+        guard let new else { return reply(.failure(ControlError(.badRequest, "add needs a 'job' object"))) }
+        do {
+            try JobValidation.validate(new)
+        } catch {
+            return reply(.failure(error))
+        }
+        let retries = new.retries ?? configuration.defaultRetries
+        let resume = new.resumeData.map {
+            ResumeState(partialPath: $0.partialPath, bytesDurable: $0.bytesReceived,
+                        validators: Validators(etag: $0.etag, lastModified: $0.lastModified), bytesTotal: $0.bytesTotal)
+        }
+        let token = later(reply)
+        stored({ store in try store.insert(new, maxRetries: retries, resume: resume) }) { scheduler, result in
+            switch result {
+            case .success(let job):
+                scheduler.logger.info("job \(job.id): queued \(job.url) -> \(job.path ?? "")")
+                scheduler.jobs[job.id] = ScheduledJob(job: job)
+                scheduler.respond(token, ControlResponse(job: job))
+                scheduler.startNext()
+            case .failure(let error):
+                scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the job: \(error)")))
+            }
+        }
+    }
+
+    private func list(_ request: ControlRequest, reply: @escaping Reply) {
+        let token = later(reply)
+        let state = request.state
+        let batch = request.batch
+        let limit = request.limit ?? 1000
+        stored({ store in try store.jobs(state: state, batch: batch, limit: limit) }) { scheduler, result in
+            switch result {
+            case .success(let jobs):
+                scheduler.respond(token, ControlResponse(jobs: jobs.map { scheduler.jobs[$0.id]?.live ?? $0 }))
+            case .failure(let error):
+                scheduler.respond(token, .failure(ControlError(.internal, "cannot read jobs: \(error)")))
+            }
+        }
+    }
+
+    private func show(_ request: ControlRequest, reply: @escaping Reply) {
+        guard let id = request.ids?.first else { return reply(.failure(ControlError(.badRequest, "show needs a job id"))) }
+        let token = later(reply)
+        stored({ store in try store.job(id).map { ($0, try store.attempts(id)) } }) { scheduler, result in
+            switch result {
+            case .success(.some(let (job, attempts))):
+                scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job, attempts: attempts))
+            case .success(.none):
+                scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(id)")))
+            case .failure(let error):
+                scheduler.respond(token, .failure(ControlError(.internal, "cannot read job \(id): \(error)")))
+            }
+        }
+    }
+
+    private func stats(reply: @escaping Reply) {
+        let token = later(reply)
+        stored({ store in try store.countsByState() }) { scheduler, result in
+            switch result {
+            case .success(let counts):
+                var jobs: [String: Int] = [:]
+                for state in JobState.allCases { jobs[state.rawValue] = counts[state] ?? 0 }
+                let stats = DaemonStats(
+                    version: TransferdVersion.current, pid: ProcessIdentity.pid,
+                    stateDirectory: scheduler.configuration.stateDirectory, jobs: jobs,
+                    maxActive: scheduler.configuration.maxActive,
+                    rates: DaemonStats.Rates(down: scheduler.downloadRate, up: 0),
+                    limits: DaemonStats.Rates(down: scheduler.configuration.limitDown, up: scheduler.configuration.limitUp))
+                scheduler.respond(token, ControlResponse(stats: stats))
+            case .failure(let error):
+                scheduler.respond(token, .failure(ControlError(.internal, "cannot read stats: \(error)")))
+            }
+        }
+    }
+
+    private func resumeData(_ request: ControlRequest, reply: @escaping Reply) {
+        guard let id = request.ids?.first else {
+            return reply(.failure(ControlError(.badRequest, "resume-data needs a job id")))
+        }
+        let token = later(reply)
+        stored({ store in (try store.job(id), try store.resumeState(id)) }) { scheduler, result in
+            switch result {
+            case .success((.some(let job), .some(let state))):
+                scheduler.respond(token, ControlResponse(resumeData: ResumeData(job: job, state: state)))
+            case .success((.some(let job), .none)):
+                scheduler.respond(token, .failure(ControlError(.illegalTransition,
+                    "job \(id) has no resume data: it is \(job.state.rawValue)")))
+            case .success((.none, _)):
+                scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(id)")))
+            case .failure(let error):
+                scheduler.respond(token, .failure(ControlError(.internal, "cannot read job \(id): \(error)")))
+            }
+        }
+    }
+
+    // MARK: pause, resume, cancel, retry
+
+    /// Finds the named jobs (from memory, else from the store), then applies the command to each.
+    private func act(_ request: ControlRequest, reply: @escaping Reply) {
+        let command = request.command
+        if request.all == true || request.batch != nil {
+            let targets = jobs.values
+                .filter { request.batch == nil || $0.job.batch == request.batch }
+                .filter { Self.acceptsBulk(command, $0.job.state) }
+                .sorted { $0.id < $1.id }
+            return apply(command, to: targets.map { .success($0) }, reply: reply)
+        }
+        guard let ids = request.ids, !ids.isEmpty else {
+            return reply(.failure(ControlError(.badRequest, "\(command.rawValue) needs job ids or --all")))
+        }
+        let missing = ids.filter { jobs[$0] == nil }
+        let token = later(reply)
+        stored({ store in try missing.map { id in (id, try store.job(id)) } }) { scheduler, result in
+            guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
+            let loaded = (try? result.get()) ?? []
+            let found = Dictionary(loaded.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+            let targets: [Result<ScheduledJob, ControlError>] = ids.map { id in
+                if let scheduled = scheduler.jobs[id] { return .success(scheduled) }
+                guard let job = found[id] ?? nil else { return .failure(ControlError(.unknownJob, "no job \(id)")) }
+                return .success(ScheduledJob(job: job))
+            }
+            scheduler.apply(command, to: targets, reply: reply)
+        }
+    }
+
+    private static func acceptsBulk(_ command: ControlCommand, _ state: JobState) -> Bool {
+        switch command {
+        case .pause: state == .queued || state == .running || state == .waiting
+        case .resume: state == .paused || state == .waiting
+        case .cancel: !state.isFinal
+        case .retry: state == .failed || state == .waiting
+        default: false
+        }
+    }
+
+    private func apply(_ command: ControlCommand, to targets: [Result<ScheduledJob, ControlError>], reply: @escaping Reply) {
+        var errors: [ControlError] = []
+        var changed: [ScheduledJob] = []
+        var remaining = 1
+        let finishOne = {
+            remaining -= 1
+            guard remaining == 0 else { return }
+            if let first = errors.first {
+                let message = errors.map(\.message).joined(separator: "; ")
+                reply(.failure(ControlError(first.code, message)))
+            } else {
+                reply(ControlResponse(jobs: changed.map(\.live)))
+            }
+        }
+        for target in targets {
+            switch target {
+            case .failure(let error):
+                errors.append(error)
+            case .success(let scheduled):
+                guard let target = Self.target(of: command, from: scheduled.job.state) else {
+                    errors.append(ControlError(.illegalTransition,
+                        "cannot \(command.rawValue) job \(scheduled.id): it is \(scheduled.job.state.rawValue)"))
+                    continue
+                }
+                remaining += 1
+                changed.append(scheduled)
+                perform(command, on: scheduled, to: target) { finishOne() }
+            }
+        }
+        finishOne()
+        startNext()
+    }
+
+    /// The state a command moves a job to, or nil when the job's state does not allow it.
+    static func target(of command: ControlCommand, from state: JobState) -> JobState? {
+        let target: JobState
+        switch (command, state) {
+        case (.pause, _): target = .paused
+        case (.resume, .paused), (.resume, .waiting): target = .queued
+        case (.cancel, _): target = .cancelled
+        case (.retry, .failed), (.retry, .waiting): target = .queued
+        default: return nil
+        }
+        return state.canTransition(to: target) ? target : nil
+    }
+
+    private func perform(_ command: ControlCommand, on scheduled: ScheduledJob, to target: JobState,
+                         done: @escaping () -> Void) {
+        let id = scheduled.id
+        if target == .queued {
+            if scheduled.job.state == .failed {
+                scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
+                jobs[id] = scheduled
+            }
+            let reason = command == .retry ? "retry by user" : "resumed by user"
+            return change(scheduled, StateChange(.queued, reason: reason), then: { _ in done() })
+        }
+        stopTransfer(of: scheduled) { [unowned self] transfer in
+            let checkpoint = transfer?.checkpoint
+            let attempt = transfer.map { ($0.attempt, $0.status, $0.received) }
+            let partialPath = scheduled.job.partialPath
+            scheduled.detach()
+            let finishAttempt: @Sendable (JobStore) throws -> Void = { store in
+                if let (number, status, bytes) = attempt {
+                    try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes)
+                }
+            }
+            if target == .paused {
+                change(scheduled, StateChange(.paused, reason: "paused by user", bytesDone: checkpoint?.bytesDurable),
+                       syncing: transfer?.file, alsoRecord: { store in
+                           if let checkpoint { try store.saveResume(id, checkpoint) }
+                           try finishAttempt(store)
+                       }) { _ in done() }
+            } else {
+                change(scheduled, StateChange(.cancelled, reason: "cancelled by user"), alsoRecord: { store in
+                    try store.deleteResume(id)
+                    try finishAttempt(store)
+                }) { [unowned self] _ in
+                    if let partialPath { files.async { PartialFile.remove(partialPath) } }
+                    done()
+                }
+            }
+        }
+    }
+
+    // MARK: wait
+
+    private func wait(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+        let ids: [JobID]
+        if request.all == true || request.batch != nil {
+            ids = jobs.values.filter { request.batch == nil || $0.job.batch == request.batch }.map(\.id)
+        } else {
+            guard let named = request.ids, !named.isEmpty else {
+                return reply(.failure(ControlError(.badRequest, "wait needs job ids or --all")))
+            }
+            ids = named
+        }
+        let token = later(reply)
+        let missing = ids.filter { jobs[$0] == nil }
+        stored({ store in try missing.map { id in (id, try store.job(id)) } }) { scheduler, result in
+            let loaded = (try? result.get()) ?? []
+            if let unknown = loaded.first(where: { $0.1 == nil }) {
+                return scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(unknown.0)")))
+            }
+            var waiter = Waiter(connection: connection, token: token, remaining: Set(ids), ended: [])
+            for case let (id, job?) in loaded where job.state.hasEnded && scheduler.jobs[id] == nil {
+                waiter.remaining.remove(id)
+                waiter.ended.append(job)
+            }
+            if waiter.remaining.isEmpty {
+                scheduler.respond(token, ControlResponse(jobs: waiter.ended))
+            } else {
+                scheduler.waiters.append(waiter)
+            }
+        }
+    }
+
+    /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
+    func jobEnded(_ job: Job) {
+        var stillWaiting: [Waiter] = []
+        for var waiter in waiters {
+            if waiter.remaining.remove(job.id) != nil { waiter.ended.append(job) }
+            if waiter.remaining.isEmpty {
+                respond(waiter.token, ControlResponse(jobs: waiter.ended))
+            } else {
+                stillWaiting.append(waiter)
+            }
+        }
+        waiters = stillWaiting
+    }
+
+    /// The client went away: forget what it was waiting for.
+    public func connectionClosed(_ connection: Int) {
+        for waiter in waiters where waiter.connection == connection { pendingReplies[waiter.token] = nil }
+        waiters.removeAll { $0.connection == connection }
+    }
+}

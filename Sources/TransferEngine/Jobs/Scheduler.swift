@@ -1,0 +1,296 @@
+import Dispatch
+
+/// Decides what every job does next: the state machine's owner. Commands and transfer outcomes
+/// become state changes, each persisted before it is acted on; the engine only starts and stops
+/// transfers when told. Thread: the loop thread.
+public final class Scheduler {
+    public struct Configuration: Sendable {
+        public var maxActive = 4
+        public var defaultRetries = 7
+        public var stateDirectory = ""
+        public var limitDown: Int64?
+        public var limitUp: Int64?
+
+        public init() {}
+    }
+
+    typealias Reply = (ControlResponse) -> Void
+
+    let configuration: Configuration
+    let store: StoreQueue
+    let files = FileQueue()
+    let multi: CurlMulti
+    let logger: Logger
+    let retryPolicy = RetryPolicy()
+    /// Set by the daemon once the loop exists; the way back onto this thread.
+    var inbox: LoopInbox<Scheduler>!
+
+    /// Every job that may still move.
+    var jobs: [JobID: ScheduledJob] = [:]
+    private var transfersByEasy: [ObjectIdentifier: JobID] = [:]
+    var waiters: [Waiter] = []
+    /// Loop-side continuations of store work, found again by token (closures that cross threads
+    /// may only carry Sendable values).
+    var pendingThen: [Int: (Result<Void, any Error>) -> Void] = [:]
+    var pendingReplies: [Int: Reply] = [:]
+    /// Bytes per second received over the last tick, all transfers together.
+    private(set) var downloadRate: Int64 = 0
+    private var lastTickBytes: Int64 = 0
+    private var lastToken = 0
+    private var retryTimer: UVTimer!
+    private var tickTimer: UVTimer!
+    private(set) var stopping = false
+
+    public init(configuration: Configuration, store: StoreQueue, loop: UVLoop, logger: Logger) throws {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+        multi = try CurlMulti(loop: loop)
+        multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
+        retryTimer = UVTimer(loop: loop) { [unowned self] in retryDueJobs() }
+        tickTimer = UVTimer(loop: loop) { [unowned self] in tick() }
+    }
+
+    /// Takes over the unfinished jobs of the store (a job that was running when the daemon
+    /// stopped is queued again and continues from its last checkpoint), then starts work.
+    public func start(with unfinished: [Job]) {
+        for var job in unfinished {
+            if job.state == .running {
+                let change = StateChange(.queued, reason: "daemon restarted")
+                job.apply(change)
+                persist(job.id, change)
+            }
+            jobs[job.id] = ScheduledJob(job: job)
+        }
+        tickTimer.start(after: 1000, repeat: 1000)
+        scheduleRetryTimer()
+        startNext()
+    }
+
+    // MARK: Starting work
+
+    var runningCount: Int { jobs.values.count { $0.job.state == .running } }
+
+    /// Starts queued jobs, best priority then oldest first, while slots are free.
+    func startNext() {
+        guard !stopping else { return }
+        let free = configuration.maxActive - runningCount
+        guard free > 0 else { return }
+        let next = jobs.values
+            .filter { $0.job.state == .queued }
+            .sorted { ($0.job.priority.rank, $0.id) < ($1.job.priority.rank, $1.id) }
+            .prefix(free)
+        for scheduled in next { begin(scheduled) }
+    }
+
+    private func begin(_ scheduled: ScheduledJob) {
+        precondition(scheduled.job.state.canTransition(to: .running))
+        scheduled.job.state = .running
+        scheduled.job.stateReason = nil
+        scheduled.job.error = nil
+        scheduled.job.attempts += 1
+        let job = scheduled.job
+        let attempt = job.attempts
+        stored({ store in try AttemptPreparation.prepare(job, attempt: attempt, in: store) }) { scheduler, result in
+            scheduler.attemptPrepared(job.id, attempt: attempt, result)
+        }
+    }
+
+    private func attemptPrepared(_ id: JobID, attempt: Int, _ result: Result<AttemptPreparation, any Error>) {
+        guard let scheduled = jobs[id], scheduled.job.state == .running, scheduled.job.attempts == attempt else {
+            return  // paused, cancelled or stopping meanwhile: that change is already persisted
+        }
+        switch result {
+        case .success(.ready(let file, let resume)):
+            do {
+                let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
+                                                    headers: scheduled.job.headers, limit: scheduled.job.limit,
+                                                    file: file, resume: resume)
+                transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
+                transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
+                try multi.add(transfer.easy)
+                scheduled.transfer = transfer
+                transfersByEasy[ObjectIdentifier(transfer.easy)] = id
+                logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)")
+            } catch let error as TransferError {
+                conclude(scheduled, attempt: attempt, outcome: .failed(error), transfer: nil)
+            } catch {
+                conclude(scheduled, attempt: attempt, outcome: .failed(.network("\(error)")), transfer: nil)
+            }
+        case .success(.finalize(let file, let resume)):
+            finalize(scheduled, attempt: attempt, file: file, state: resume, transfer: nil)
+        case .success(.alreadyComplete):
+            ended(scheduled, StateChange(.completed, reason: "finished before the daemon stopped"))
+        case .failure(let error as TransferError):
+            conclude(scheduled, attempt: attempt, outcome: .failed(error), transfer: nil)
+        case .failure(let error):
+            logger.error("job \(id): cannot start: \(error)")
+            conclude(scheduled, attempt: attempt, outcome: .failed(.io(path: scheduled.job.path ?? "", operation: "prepare", errno: 0)), transfer: nil)
+        }
+    }
+
+    // MARK: Transfers
+
+    private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
+        guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
+              let scheduled = jobs[id], let transfer = scheduled.transfer, transfer.easy === easy
+        else { return }
+        let outcome = transfer.outcome(code)
+        transfer.stop()
+        transfer.whenIdle { [unowned self] in
+            conclude(scheduled, attempt: transfer.attempt, outcome: outcome, transfer: transfer)
+        }
+    }
+
+    /// Takes a running transfer off the engine now; `then` runs once its checkpoints are on disk.
+    func stopTransfer(of scheduled: ScheduledJob, then: @escaping (DownloadTransfer?) -> Void) {
+        guard let transfer = scheduled.transfer else { return then(nil) }
+        multi.remove(transfer.easy)
+        transfersByEasy[ObjectIdentifier(transfer.easy)] = nil
+        transfer.stop()
+        transfer.whenIdle { then(transfer) }
+    }
+
+    private func tick() {
+        var received: Int64 = 0
+        for scheduled in jobs.values {
+            guard let transfer = scheduled.transfer else { continue }
+            received += transfer.received
+            if transfer.needsCheckpoint { checkpoint(transfer) }
+        }
+        downloadRate = max(0, received - lastTickBytes)
+        lastTickBytes = received
+    }
+
+    // MARK: Retry timer
+
+    func scheduleRetryTimer() {
+        let due = jobs.values.compactMap { $0.job.state == .waiting ? $0.job.nextAttemptAt : nil }.min()
+        guard let due else { return retryTimer.stop() }
+        retryTimer.start(after: UInt64(max(0, due.rawValue - Timestamp.now.rawValue)))
+    }
+
+    private func retryDueJobs() {
+        let now = Timestamp.now
+        for scheduled in jobs.values where scheduled.job.state == .waiting {
+            if let due = scheduled.job.nextAttemptAt, due <= now {
+                change(scheduled, StateChange(.queued, reason: "retrying"))
+            }
+        }
+        scheduleRetryTimer()
+        startNext()
+    }
+
+    // MARK: State changes
+
+    /// Changes an unfinished job's state in memory and in the store (in that order; the store's
+    /// queue keeps every change in order). With `syncing`, that file's bytes are made durable
+    /// first. Ended jobs leave memory and wake their waiters.
+    func change(_ scheduled: ScheduledJob, _ change: StateChange, syncing file: PartialFile? = nil,
+                alsoRecord extra: (@Sendable (JobStore) throws -> Void)? = nil,
+                then: ((Result<Void, any Error>) -> Void)? = nil) {
+        precondition(scheduled.job.state.canTransition(to: change.state),
+                     "illegal transition \(scheduled.job.state) -> \(change.state)")
+        scheduled.job.apply(change)
+        let id = scheduled.id
+        if change.state.hasEnded { jobs[id] = nil }
+        let job = scheduled.job
+        let token = nextToken()
+        if let then { pendingThen[token] = then }
+        let record: @Sendable (JobStore) throws -> Void = { store in
+            try store.transaction {
+                try store.setState(id, change)
+                try extra?(store)
+            }
+        }
+        let recorded: @Sendable (Scheduler, Result<Void, any Error>) -> Void = { scheduler, result in
+            if case .failure(let error) = result {
+                scheduler.logger.error("job \(id): cannot record \(change.state): \(error)")
+            }
+            if job.state.hasEnded { scheduler.jobEnded(job) }
+            scheduler.pendingThen.removeValue(forKey: token)?(result)
+        }
+        if let file {
+            durably({ try file.sync() }, record: record, then: recorded)
+        } else {
+            stored(record, then: recorded)
+        }
+    }
+
+    /// A state change of a job that is not (or no longer) in memory.
+    func persist(_ id: JobID, _ change: StateChange) {
+        stored({ store in try store.setState(id, change) }) { scheduler, result in
+            if case .failure(let error) = result { scheduler.logger.error("job \(id): cannot record \(change.state): \(error)") }
+        }
+    }
+
+    func ended(_ scheduled: ScheduledJob, _ stateChange: StateChange,
+               alsoRecord extra: (@Sendable (JobStore) throws -> Void)? = nil) {
+        scheduled.detach()
+        change(scheduled, stateChange, alsoRecord: extra)
+        startNext()
+    }
+
+    // MARK: Getting back onto the loop
+
+    func nextToken() -> Int {
+        lastToken += 1
+        return lastToken
+    }
+
+    /// Runs `work` on the store's queue, then `then` on the loop thread.
+    func stored<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T,
+                             then: @escaping @Sendable (Scheduler, Result<T, any Error>) -> Void) {
+        let inbox = inbox!
+        store.async(work) { result in inbox.post { then($0, result) } }
+    }
+
+    /// Syncs on the file queue, records in the store, then continues on the loop thread: the order
+    /// that makes a recorded length always durable.
+    func durably<T: Sendable>(_ sync: @escaping @Sendable () throws -> Void,
+                              record: @escaping @Sendable (JobStore) throws -> T,
+                              then: @escaping @Sendable (Scheduler, Result<T, any Error>) -> Void) {
+        let inbox = inbox!
+        let store = store
+        files.async {
+            do {
+                try sync()
+            } catch {
+                return inbox.post { then($0, .failure(error)) }
+            }
+            store.async(record) { result in inbox.post { then($0, result) } }
+        }
+    }
+
+    // MARK: Stopping
+
+    /// Checkpoints every running transfer, records it as queued again, then calls `done`.
+    func shutdown(_ done: @escaping () -> Void) {
+        stopping = true
+        tickTimer.stop()
+        retryTimer.stop()
+        var remaining = 1
+        let finishOne = {
+            remaining -= 1
+            if remaining == 0 { done() }
+        }
+        for scheduled in jobs.values where scheduled.job.state == .running {
+            remaining += 1
+            stopTransfer(of: scheduled) { [unowned self] transfer in
+                let checkpoint = transfer?.checkpoint
+                let file = transfer?.file
+                let attempt = transfer.map { ($0.attempt, $0.status, $0.received) }
+                let id = scheduled.id
+                scheduled.detach()
+                change(scheduled, StateChange(.queued, reason: "daemon stopped", bytesDone: checkpoint?.bytesDurable),
+                       syncing: file, alsoRecord: { store in
+                           if let checkpoint { try store.saveResume(id, checkpoint) }
+                           if let (number, status, bytes) = attempt {
+                               try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes)
+                           }
+                       }, then: { _ in finishOne() })
+            }
+        }
+        finishOne()
+    }
+}

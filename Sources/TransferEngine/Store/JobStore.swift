@@ -1,0 +1,228 @@
+import FoundationEssentials
+
+/// The persistent queue: jobs, their attempts and their resume data in one SQLite file
+/// (WAL, synchronous=FULL so an acknowledged change survives power loss).
+/// Thread: one at a time; the daemon confines it to `StoreQueue`.
+public final class JobStore {
+    private let connection: SQLiteConnection
+    public let path: String
+
+    public init(path: String) throws {
+        self.path = path
+        do {
+            connection = try SQLiteConnection(path: path)
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try connection.execute("PRAGMA synchronous = FULL")
+            try connection.execute("PRAGMA foreign_keys = ON")
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: error.message)
+        }
+        try Migrator().migrate(connection)
+    }
+
+    // MARK: Jobs
+
+    private static let jobColumns = """
+        id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
+        limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
+        error_message, next_attempt_at, created_at, updated_at, finished_at
+        """
+
+    private static func job(_ row: inout SQLiteRow) -> Job {
+        let id = JobID(rawValue: row.int64())
+        let kind = JobKind(rawValue: row.text()) ?? .download
+        let state = JobState(rawValue: row.text()) ?? .failed
+        let reason = row.optionalText()
+        let url = row.text()
+        let path = row.optionalText()
+        let headers = (try? JSONDecoder().decode([String].self, from: Data(row.text().utf8))) ?? []
+        let sha256 = row.optionalText()
+        let overwrite = row.bool()
+        let priority = Priority(rawValue: row.text()) ?? .normal
+        let batch = row.optionalInt64()
+        let limit = row.optionalInt64()
+        let maxRetries = row.int()
+        let bytesDone = row.int64()
+        let bytesTotal = row.optionalInt64()
+        let attempts = row.int()
+        let httpStatus = row.optionalInt()
+        let errorCode = row.optionalText()
+        let errorMessage = row.optionalText()
+        let nextAttemptAt = row.optionalInt64().map(Timestamp.init(rawValue:))
+        let createdAt = Timestamp(rawValue: row.int64())
+        let updatedAt = Timestamp(rawValue: row.int64())
+        let finishedAt = row.optionalInt64().map(Timestamp.init(rawValue:))
+        return Job(id: id, kind: kind, state: state, stateReason: reason, url: url, path: path,
+                   headers: headers, sha256: sha256, overwrite: overwrite, priority: priority,
+                   batch: batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone,
+                   bytesTotal: bytesTotal, attempts: attempts, httpStatus: httpStatus,
+                   error: errorCode.map { JobError(code: $0, message: errorMessage ?? "") },
+                   nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
+                   finishedAt: finishedAt)
+    }
+
+    /// Queues a new job (with its resume state, when it continues earlier bytes).
+    public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, now: Timestamp = .now) throws -> Job {
+        let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
+        return try connection.transaction {
+            try connection.run("""
+                INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
+                                  batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
+                new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
+                new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
+                resume?.bytesDurable ?? 0, resume?.bytesTotal, now.rawValue, now.rawValue)
+            let id = JobID(rawValue: connection.lastInsertRowID)
+            if let resume { try saveResume(id, resume) }
+            guard let job = try job(id) else { throw StoreError.unknownJob(id) }
+            return job
+        }
+    }
+
+    public func job(_ id: JobID) throws -> Job? {
+        try connection.query("SELECT \(Self.jobColumns) FROM jobs WHERE id = ?", [id.rawValue], Self.job).first
+    }
+
+    /// Jobs newest first, optionally in one state or batch.
+    public func jobs(state: JobState? = nil, batch: Int64? = nil, limit: Int = 1000) throws -> [Job] {
+        try connection.query("""
+            SELECT \(Self.jobColumns) FROM jobs
+            WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR batch_id = ?2)
+            ORDER BY id DESC LIMIT ?3
+            """, [state?.rawValue, batch, limit], Self.job)
+    }
+
+    /// Every job that may still move: what the scheduler loads at start.
+    public func unfinishedJobs() throws -> [Job] {
+        try connection.query("""
+            SELECT \(Self.jobColumns) FROM jobs
+            WHERE state NOT IN ('completed', 'cancelled', 'failed') ORDER BY id
+            """, [], Self.job)
+    }
+
+    public func countsByState() throws -> [JobState: Int] {
+        let rows = try connection.query("SELECT state, count(*) FROM jobs GROUP BY state") { row in
+            (JobState(rawValue: row.text()), row.int())
+        }
+        var counts: [JobState: Int] = [:]
+        for (state, count) in rows { if let state { counts[state] = count } }
+        return counts
+    }
+
+    /// Records a state change with everything that goes with it.
+    public func setState(_ id: JobID, _ change: StateChange, now: Timestamp = .now) throws {
+        try connection.run("""
+            UPDATE jobs SET state = ?, state_reason = ?, error_code = ?, error_message = ?,
+                   http_status = coalesce(?, http_status), next_attempt_at = ?,
+                   finished_at = ?, bytes_done = coalesce(?, bytes_done), updated_at = ?
+            WHERE id = ?
+            """,
+            change.state.rawValue, change.reason, change.error?.code, change.error?.message,
+            change.httpStatus, change.nextAttemptAt?.rawValue,
+            change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, now.rawValue, id.rawValue)
+    }
+
+    // MARK: Attempts
+
+    public func beginAttempt(_ id: JobID, number: Int, rangeStart: Int64, now: Timestamp = .now) throws {
+        try connection.transaction {
+            try connection.run("""
+                UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL,
+                       updated_at = ? WHERE id = ?
+                """, number, now.rawValue, id.rawValue)
+            try connection.run("""
+                INSERT OR REPLACE INTO attempts (job_id, number, started_at, range_start) VALUES (?, ?, ?, ?)
+                """, id.rawValue, number, now.rawValue, rangeStart)
+        }
+    }
+
+    public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
+                              now: Timestamp = .now) throws {
+        try connection.run("""
+            UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?
+            WHERE job_id = ? AND number = ?
+            """, now.rawValue, httpStatus, error?.code, error?.message, bytes, id.rawValue, number)
+    }
+
+    public func attempts(_ id: JobID) throws -> [AttemptRecord] {
+        try connection.query("""
+            SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes
+            FROM attempts WHERE job_id = ? ORDER BY number
+            """, [id.rawValue]) { row in
+            let number = row.int()
+            let startedAt = Timestamp(rawValue: row.int64())
+            let endedAt = row.optionalInt64().map(Timestamp.init(rawValue:))
+            let rangeStart = row.int64()
+            let status = row.optionalInt()
+            let code = row.optionalText()
+            let message = row.optionalText()
+            return AttemptRecord(number: number, startedAt: startedAt, endedAt: endedAt, rangeStart: rangeStart,
+                                 httpStatus: status, error: code.map { JobError(code: $0, message: message ?? "") },
+                                 bytes: row.int64())
+        }
+    }
+
+    // MARK: Resume data
+
+    public func resumeState(_ id: JobID) throws -> ResumeState? {
+        try connection.query("""
+            SELECT partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing
+            FROM resume_data WHERE job_id = ?
+            """, [id.rawValue]) { row in
+            ResumeState(partialPath: row.text(), bytesDurable: row.int64(),
+                        validators: Validators(etag: row.optionalText(), lastModified: row.optionalText()),
+                        bytesTotal: row.optionalInt64(), finalizing: row.bool())
+        }.first
+    }
+
+    /// Stores resume state and mirrors its byte counts into the job (one transaction when nested).
+    public func saveResume(_ id: JobID, _ state: ResumeState) throws {
+        try connection.run("""
+            INSERT INTO resume_data (job_id, partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (job_id) DO UPDATE SET partial_path = excluded.partial_path,
+                bytes_durable = excluded.bytes_durable, etag = excluded.etag,
+                last_modified = excluded.last_modified, bytes_total = excluded.bytes_total,
+                finalizing = excluded.finalizing
+            """, id.rawValue, state.partialPath, state.bytesDurable, state.validators.etag,
+            state.validators.lastModified, state.bytesTotal, state.finalizing)
+        try connection.run("UPDATE jobs SET bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?",
+                           state.bytesDurable, state.bytesTotal, Timestamp.now.rawValue, id.rawValue)
+    }
+
+    public func deleteResume(_ id: JobID) throws {
+        try connection.run("DELETE FROM resume_data WHERE job_id = ?", id.rawValue)
+    }
+
+    /// Runs several store calls as one transaction.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.transaction(body)
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound.
+    public func integrityCheck() throws -> String {
+        try connection.query("PRAGMA integrity_check") { $0.text() }.joined(separator: "; ")
+    }
+}
+
+/// A state change and what goes with it, recorded in one statement.
+public struct StateChange: Sendable {
+    public var state: JobState
+    public var reason: String?
+    public var error: JobError?
+    public var httpStatus: Int?
+    public var nextAttemptAt: Timestamp?
+    public var bytesDone: Int64?
+
+    public init(_ state: JobState, reason: String? = nil, error: JobError? = nil, httpStatus: Int? = nil,
+                nextAttemptAt: Timestamp? = nil, bytesDone: Int64? = nil) {
+        self.state = state
+        self.reason = reason
+        self.error = error
+        self.httpStatus = httpStatus
+        self.nextAttemptAt = nextAttemptAt
+        self.bytesDone = bytesDone
+    }
+}

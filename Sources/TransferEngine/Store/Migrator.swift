@@ -1,0 +1,53 @@
+/// Applies embedded migrations once each, in order, each in its own transaction, and
+/// refuses a database written by a newer transferd.
+struct Migrator {
+    var migrations: [Migration]
+
+    init(migrations: [Migration] = embeddedMigrations) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The versions applied by this call.
+    @discardableResult
+    func migrate(_ connection: SQLiteConnection) throws -> [Int] {
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    INTEGER PRIMARY KEY,
+                name       TEXT    NOT NULL,
+                applied_at INTEGER NOT NULL
+            )
+            """)
+        let applied = Set(try connection.query("SELECT version FROM schema_migrations") { $0.int() })
+        if let newest = applied.max(), newest > latestVersion {
+            throw StoreError.databaseFromFuture(version: newest, supported: latestVersion)
+        }
+        var done: [Int] = []
+        for migration in migrations where !applied.contains(migration.version) {
+            try connection.transaction {
+                try connection.execute(migration.sql)
+                try connection.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                                   migration.version, migration.name, Timestamp.now.rawValue)
+            }
+            done.append(migration.version)
+        }
+        return done
+    }
+}
+
+/// Why the store could not do what was asked.
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    case databaseFromFuture(version: Int, supported: Int)
+    case unknownJob(JobID)
+    case cannotOpen(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .databaseFromFuture(let version, let supported):
+            "the database has schema version \(version) but this transferd knows only up to \(supported): upgrade transferd"
+        case .unknownJob(let id): "no job \(id)"
+        case .cannotOpen(let path, let reason): "cannot open the database \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,53 @@
+/// A bandwidth in bytes per second, parsed from `512K`, `4M`, `1.5M`, `0` / `off` (unlimited).
+public enum Rate {
+    public struct ParseError: Error, Equatable, Sendable {
+        public var text: String
+        public var message: String { "invalid rate '\(text)': use a number of bytes per second with an optional K, M or G suffix, or 'off'" }
+    }
+
+    /// Bytes per second, or nil for unlimited.
+    public static func parse(_ text: String) throws(ParseError) -> Int64? {
+        let trimmed = text.trimmingSpaces
+        if trimmed == "off" || trimmed == "0" { return nil }
+        var number = Substring(trimmed)
+        var multiplier = 1.0
+        if let last = number.last, let scale = ["K": 1024.0, "M": 1024.0 * 1024, "G": 1024.0 * 1024 * 1024][last.uppercased()] {
+            multiplier = scale
+            number = number.dropLast()
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
+              let value = Double(number), value.isFinite, value >= 0
+        else { throw ParseError(text: text) }
+        let bytes = (value * multiplier).rounded()
+        guard bytes < 1e15 else { throw ParseError(text: text) }
+        return bytes == 0 ? nil : Int64(bytes)
+    }
+
+    /// `4.0 MiB/s` style text.
+    public static func describe(_ bytesPerSecond: Int64?) -> String {
+        guard let bytesPerSecond else { return "unlimited" }
+        return ByteCount.describe(bytesPerSecond) + "/s"
+    }
+}
+
+/// Human sizes in powers of 1024.
+public enum ByteCount {
+    public static func describe(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit == 0 { return "\(bytes) B" }
+        let tenths = (value * 10).rounded() / 10
+        return "\(tenths) \(units[unit])"
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

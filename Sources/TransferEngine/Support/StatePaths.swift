@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the daemon keeps its database and socket (SPEC.md defaults), shared by both programs.
+public struct StatePaths: Equatable, Sendable {
+    public var directory: String
+    public var socket: String
+    public var database: String { directory + "/transfers.db" }
+    public var lock: String { directory + "/transferd.lock" }
+
+    /// `--state-dir`, else `$TRANSFERD_STATE_DIR`, else `$XDG_STATE_HOME/transferd`, else
+    /// `~/.local/state/transferd`; the socket is `--socket`, else `$TRANSFERD_SOCKET`, else in the directory.
+    public init(stateDirectory: String?, socket: String?, environment: (String) -> String? = StatePaths.environment) {
+        let directory = stateDirectory.nonEmpty
+            ?? environment("TRANSFERD_STATE_DIR").nonEmpty
+            ?? environment("XDG_STATE_HOME").nonEmpty.map { $0 + "/transferd" }
+            ?? ((environment("HOME").nonEmpty ?? "/") + "/.local/state/transferd")
+        self.directory = Self.absolute(directory)
+        self.socket = Self.absolute(socket.nonEmpty ?? environment("TRANSFERD_SOCKET").nonEmpty ?? (self.directory + "/transferd.sock"))
+    }
+
+    public static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// `path` made absolute against the working directory (and trailing slashes dropped).
+    public static func absolute(_ path: String) -> String {
+        var result = path
+        if !result.hasPrefix("/") {
+            var cwd = "/"
+            if let pointer = getcwd(nil, 0) {
+                cwd = String(cString: pointer)
+                free(pointer)
+            }
+            result = (cwd == "/" ? "" : cwd) + "/" + result
+        }
+        var components: [Substring] = []
+        for component in result.split(separator: "/") {
+            switch component {
+            case ".": continue
+            case "..": if !components.isEmpty { components.removeLast() }
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+}
+
+extension Optional where Wrapped == String {
+    var nonEmpty: String? {
+        guard let self, !self.isEmpty else { return nil }
+        return self
+    }
+}

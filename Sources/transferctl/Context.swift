@@ -1,0 +1,38 @@
+import FoundationEssentials
+import TransferEngine
+
+/// What a subcommand runs against: the daemon's socket and the output format.
+struct Context {
+    var global: GlobalOptions
+
+    var json: Bool { global.json }
+
+    /// Sends one request; a refusal becomes a `CommandFailure` with the matching exit status.
+    func send(_ request: ControlRequest, timeout: Double? = nil) throws -> ControlResponse {
+        let client = try ControlClient(socketPath: global.paths.socket)
+        let response = try client.send(request, timeout: timeout)
+        if let error = response.error, !response.ok {
+            throw CommandFailure(message: error.message, status: Self.status(for: error.code))
+        }
+        return response
+    }
+
+    static func status(for code: ControlError.Code) -> ExitStatus {
+        switch code {
+        case .badRequest, .invalidArgument, .tooLarge, .unsupportedVersion: .usage
+        case .unknownJob, .illegalTransition, .forbidden, .internal: .failure
+        }
+    }
+
+    /// Prints a value as pretty JSON on stdout.
+    func printJSON<Value: Encodable>(_ value: Value) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return }
+        FileHandle.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
+    }
+
+    func print(_ line: String) {
+        FileHandle.standardOutput.write(line + "\n")
+    }
+}

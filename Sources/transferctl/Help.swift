@@ -1,0 +1,31 @@
+/// `transferctl --help`.
+enum Help {
+    static let overview = """
+        usage: transferctl [--state-dir DIR] [--socket PATH] [--json] COMMAND [options]
+
+        Controls transferd, the resumable transfer daemon.
+
+        commands:
+          download URL -o PATH    queue a download; prints the job id
+          list                    jobs, newest first
+          show ID                 one job in full, with its attempts
+          pause ID...|--all       pause; a running transfer stops within a second
+          resume ID...|--all      continue paused jobs
+          cancel ID...            cancel; partial data is removed
+          retry ID...             queue failed jobs again
+          wait ID...              block until the jobs end (exit 1 if any failed)
+          resume-data ID          print the job's resume data
+          stats                   daemon version, jobs by state, rates and limits
+
+        global options:
+          --state-dir DIR   the daemon's state directory (default as transferd's)
+          --socket PATH     the daemon's control socket
+          --json            machine-readable output
+
+        exit status: 0 success, 1 failure, 2 usage error, 3 daemon unreachable,
+        124 wait timed out.
+
+        Run 'transferctl COMMAND --help' for a command's options.
+
+        """
+}

@@ -1,0 +1,76 @@
+import TransferEngine
+
+/// Human output for jobs: a table for `list`, a block for `show`, a line for `wait`.
+enum JobFormatter {
+    static func progress(_ job: Job) -> String {
+        guard let total = job.bytesTotal, total > 0 else { return ByteCount.describe(job.bytesDone) }
+        let percent = Int((Double(job.bytesDone) / Double(total) * 100).rounded(.down))
+        return "\(percent)% of \(ByteCount.describe(total))"
+    }
+
+    static func table(_ jobs: [Job]) -> String {
+        guard !jobs.isEmpty else { return "no jobs\n" }
+        let rows = jobs.map { job in
+            [job.id.description, job.state.rawValue, progress(job), job.path ?? job.url]
+        }
+        let header = ["ID", "STATE", "PROGRESS", "DESTINATION"]
+        var widths = header.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { column, cell in
+                column == cells.count - 1 ? cell : cell.padding(to: widths[column])
+            }.joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
+    }
+
+    static func detail(_ job: Job, attempts: [AttemptRecord]) -> String {
+        var lines = ["job \(job.id) (\(job.kind.rawValue))"]
+        func field(_ name: String, _ value: String?) {
+            guard let value else { return }
+            lines.append("  " + (name + ":").padding(to: 11) + value)
+        }
+        field("state", job.state.rawValue + (job.stateReason.map { " (\($0))" } ?? ""))
+        field("url", job.url)
+        field("path", job.path)
+        field("progress", job.bytesTotal.map { total in
+            let percent = total > 0 ? Int((Double(job.bytesDone) / Double(total) * 100).rounded(.down)) : 100
+            return "\(ByteCount.describe(job.bytesDone)) of \(ByteCount.describe(total)) (\(percent)%)"
+        } ?? ByteCount.describe(job.bytesDone))
+        field("attempts", "\(job.attempts) (up to \(job.maxRetries) retries)")
+        field("http", job.httpStatus.map(String.init))
+        field("error", job.error.map { "\($0.code): \($0.message)" })
+        field("next try", job.nextAttemptAt?.iso8601)
+        field("sha256", job.sha256)
+        field("limit", job.limit.map { Rate.describe($0) })
+        field("priority", job.priority.rawValue)
+        field("created", job.createdAt.iso8601)
+        field("finished", job.finishedAt?.iso8601)
+        if !attempts.isEmpty {
+            lines.append("attempts:")
+            for attempt in attempts {
+                var parts = ["  #\(attempt.number)", attempt.startedAt.iso8601]
+                if attempt.rangeStart > 0 { parts.append("from byte \(attempt.rangeStart)") }
+                if let status = attempt.httpStatus { parts.append("HTTP \(status)") }
+                parts.append(ByteCount.describe(attempt.bytes))
+                if let error = attempt.error { parts.append("\(error.code): \(error.message)") }
+                lines.append(parts.joined(separator: "  "))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func outcome(_ job: Job) -> String {
+        var line = "job \(job.id) \(job.state.rawValue)"
+        if let error = job.error, job.state != .completed { line += ": \(error.code): \(error.message)" }
+        return line
+    }
+}
+
+extension String {
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

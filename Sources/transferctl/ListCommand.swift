@@ -1,0 +1,47 @@
+import TransferEngine
+
+/// `transferctl list [--state S] [--batch B]`: jobs, newest first.
+struct ListCommand: Subcommand {
+    static let help = """
+        usage: transferctl list [--state STATE] [--batch B] [--limit N]
+
+        Lists jobs, newest first. STATE is queued, running, paused, waiting, completed,
+        failed or cancelled.
+
+        examples:
+          transferctl list
+          transferctl list --state failed --json
+        """
+
+    var request: ControlRequest
+
+    static func parse(name: String, _ arguments: inout ArgumentList) throws -> ListCommand {
+        var request = ControlRequest(.list)
+        if let text = try arguments.option("--state") {
+            guard let state = JobState(rawValue: text) else {
+                throw UsageError("unknown state '\(text)': use \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            request.state = state
+        }
+        if let text = try arguments.option("--batch") {
+            guard let batch = Int64(text) else { throw UsageError("--batch needs a batch id, got '\(text)'") }
+            request.batch = batch
+        }
+        if let text = try arguments.option("--limit") {
+            guard let limit = Int(text), limit > 0 else { throw UsageError("--limit needs a positive number") }
+            request.limit = limit
+        }
+        _ = try arguments.positionals().first.map { throw UsageError("list takes no argument '\($0)'") }
+        return ListCommand(request: request)
+    }
+
+    func run(_ context: Context) throws -> ExitStatus {
+        let jobs = try context.send(request).jobs ?? []
+        if context.json {
+            context.printJSON(jobs)
+        } else {
+            FileHandle.standardOutput.write(JobFormatter.table(jobs))
+        }
+        return .success
+    }
+}

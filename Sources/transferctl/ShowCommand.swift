@@ -1,0 +1,47 @@
+import TransferEngine
+
+/// `transferctl show ID`: one job in full, with its attempts.
+struct ShowCommand: Subcommand {
+    static let help = """
+        usage: transferctl show ID
+
+        Shows one job in full: state and why, progress, errors, and every attempt.
+
+        example:
+          transferctl show 3 --json
+        """
+
+    var id: JobID
+
+    static func parse(name: String, _ arguments: inout ArgumentList) throws -> ShowCommand {
+        let ids = try arguments.jobIDs()
+        guard ids.count == 1 else { throw UsageError("show takes one job id") }
+        return ShowCommand(id: ids[0])
+    }
+
+    func run(_ context: Context) throws -> ExitStatus {
+        let response = try context.send(ControlRequest(.show, ids: [id]))
+        guard let job = response.job else { throw CommandFailure(message: "no job \(id)", status: .failure) }
+        let attempts = response.attempts ?? []
+        if context.json {
+            context.printJSON(JobDetail(job: job, attempts: attempts))
+        } else {
+            FileHandle.standardOutput.write(JobFormatter.detail(job, attempts: attempts))
+        }
+        return .success
+    }
+}
+
+/// `show --json`: the job object plus `attemptLog`.
+struct JobDetail: Encodable {
+    var job: Job
+    var attempts: [AttemptRecord]
+
+    func encode(to encoder: Encoder) throws {
+        try job.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(attempts, forKey: .attemptLog)
+    }
+
+    private enum Key: String, CodingKey { case attemptLog }
+}

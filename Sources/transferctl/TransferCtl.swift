@@ -1,0 +1,82 @@
+import TransferEngine
+
+/// The CLI's entry: global options, then one subcommand.
+enum TransferCtl {
+    static var commands: [String: any Subcommand.Type] { [
+        "download": DownloadCommand.self,
+        "list": ListCommand.self,
+        "show": ShowCommand.self,
+        "pause": TransitionCommand.self,
+        "resume": TransitionCommand.self,
+        "cancel": TransitionCommand.self,
+        "retry": TransitionCommand.self,
+        "wait": WaitCommand.self,
+        "resume-data": ResumeDataCommand.self,
+        "stats": StatsCommand.self,
+    ] }
+
+    static func run(_ arguments: [String]) -> ExitStatus {
+        var list = ArgumentList(arguments)
+        let global: GlobalOptions
+        do {
+            global = try GlobalOptions.extract(from: &list)
+        } catch {
+            return fail(error.message, .usage)
+        }
+        guard let name = list.takeSubcommand() else {
+            if list.wantsHelp || arguments.isEmpty {
+                FileHandle.standardOutput.write(Help.overview)
+                return .success
+            }
+            return fail("missing command (see transferctl --help)", .usage)
+        }
+        guard let command = commands[name] else {
+            return fail("unknown command '\(name)' (see transferctl --help)", .usage)
+        }
+        if list.wantsHelp {
+            FileHandle.standardOutput.write(command.help)
+            return .success
+        }
+        let context = Context(global: global)
+        do {
+            var parsed = try command.parse(name: name, &list)
+            if let extra = list.remaining.first {
+                throw UsageError("unexpected argument '\(extra)' for \(name) (see transferctl \(name) --help)")
+            }
+            return try parsed.run(context)
+        } catch let error as UsageError {
+            return fail(error.message, .usage)
+        } catch let error as CommandFailure {
+            return fail(error.message, error.status)
+        } catch let error as ControlClient.Failure {
+            if case .cannotConnect = error { return fail(error.message, .unreachable) }
+            return fail(error.message, .failure)
+        } catch {
+            return fail("\(error)", .failure)
+        }
+    }
+
+    static func fail(_ message: String, _ status: ExitStatus) -> ExitStatus {
+        FileHandle.standardError.write("transferctl: \(message)\n")
+        return status
+    }
+}
+
+/// A subcommand: parses its own arguments, then runs against the daemon.
+protocol Subcommand {
+    static var help: String { get }
+    static func parse(name: String, _ arguments: inout ArgumentList) throws -> Self
+    mutating func run(_ context: Context) throws -> ExitStatus
+}
+
+/// Bad command-line input: exit 2.
+struct UsageError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// The command ran and the outcome is a failure, with the status to exit with.
+struct CommandFailure: Error {
+    var message: String
+    var status: ExitStatus
+}

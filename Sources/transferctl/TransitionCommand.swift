@@ -1,0 +1,54 @@
+import TransferEngine
+
+/// `pause`, `resume`, `cancel`, `retry`: move jobs to another state.
+struct TransitionCommand: Subcommand {
+    static let help = """
+        usage: transferctl pause ID... | --all | --batch B
+               transferctl resume ID... | --all | --batch B
+               transferctl cancel ID... | --batch B
+               transferctl retry ID...
+
+        pause   stops running transfers within a second, keeping their bytes
+        resume  continues paused jobs (and skips the wait of a job waiting to retry)
+        cancel  stops and forgets jobs; partial data is removed
+        retry   queues failed jobs again
+
+        A job whose state does not allow the change is refused (exit 1).
+
+        examples:
+          transferctl pause 3 4
+          transferctl resume --all
+        """
+
+    var command: ControlCommand
+    var request: ControlRequest
+
+    static func parse(name: String, _ arguments: inout ArgumentList) throws -> TransitionCommand {
+        guard let command = ControlCommand(rawValue: name) else { throw UsageError("unknown command '\(name)'") }
+        let all = arguments.flag("--all")
+        var batch: Int64?
+        if let text = try arguments.option("--batch") {
+            guard let value = Int64(text) else { throw UsageError("--batch needs a batch id, got '\(text)'") }
+            batch = value
+        }
+        let ids = try arguments.jobIDs()
+        if all, command == .cancel || command == .retry {
+            throw UsageError("\(name) --all is not allowed: name the jobs")
+        }
+        guard all || batch != nil || !ids.isEmpty else { throw UsageError("\(name) needs job ids, --all or --batch") }
+        guard ids.isEmpty || (!all && batch == nil) else { throw UsageError("give job ids or --all/--batch, not both") }
+        return TransitionCommand(command: command,
+                                 request: ControlRequest(command, ids: ids.isEmpty ? nil : ids, all: all ? true : nil, batch: batch))
+    }
+
+    func run(_ context: Context) throws -> ExitStatus {
+        let jobs = try context.send(request).jobs ?? []
+        if context.json {
+            context.printJSON(jobs)
+        } else {
+            let verb = ["pause": "paused", "resume": "resumed", "cancel": "cancelled", "retry": "queued again"][command.rawValue] ?? command.rawValue
+            for job in jobs { context.print("job \(job.id) \(verb)") }
+        }
+        return .success
+    }
+}

@@ -1,0 +1,80 @@
+import TransferEngine
+
+/// transferd's command line.
+enum DaemonArguments {
+    enum Parsed {
+        case run(Daemon.Options, Logger.Level)
+        case help
+        case version
+    }
+
+    struct UsageError: Error {
+        var message: String
+    }
+
+    static let help = """
+        usage: transferd [options]
+
+        Runs the transfer daemon in the foreground, logging to stderr.
+
+        options:
+          --state-dir DIR      database and socket directory (default: $TRANSFERD_STATE_DIR,
+                               else $XDG_STATE_HOME/transferd, else ~/.local/state/transferd)
+          --socket PATH        control socket (default: DIR/transferd.sock or $TRANSFERD_SOCKET)
+          --max-active N       transfers running at once (default: 4)
+          --limit-down RATE    global download limit, e.g. 4M (default: unlimited)
+          --limit-up RATE      global upload limit (default: unlimited)
+          --log-level LEVEL    debug, info, warn or error (default: info)
+          --version            print the version and exit
+          -h, --help           print this help and exit
+        """
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
+        var stateDirectory: String?
+        var socket: String?
+        var maxActive = 4
+        var limitDown: Int64?
+        var limitUp: Int64?
+        var level = Logger.Level.info
+        var index = 0
+        func value(_ option: String) throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(message: "\(option) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            case "--state-dir": stateDirectory = try value(argument)
+            case "--socket": socket = try value(argument)
+            case "--max-active":
+                let text = try value(argument)
+                guard let number = Int(text), number > 0 else {
+                    throw UsageError(message: "--max-active needs a positive number, got '\(text)'")
+                }
+                maxActive = number
+            case "--limit-down", "--limit-up":
+                let text = try value(argument)
+                let rate: Int64?
+                do { rate = try Rate.parse(text) } catch { throw UsageError(message: error.message) }
+                if argument == "--limit-down" { limitDown = rate } else { limitUp = rate }
+            case "--log-level":
+                let text = try value(argument)
+                guard let parsed = Logger.Level(name: text) else {
+                    throw UsageError(message: "--log-level must be debug, info, warn or error, got '\(text)'")
+                }
+                level = parsed
+            default:
+                throw UsageError(message: "unknown option '\(argument)' (see transferd --help)")
+            }
+            index += 1
+        }
+        var options = Daemon.Options(paths: StatePaths(stateDirectory: stateDirectory, socket: socket))
+        options.maxActive = maxActive
+        options.limitDown = limitDown
+        options.limitUp = limitUp
+        return .run(options, level)
+    }
+}
