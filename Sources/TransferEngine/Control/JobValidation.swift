@@ -25,7 +25,8 @@ enum JobValidation {
         if let retries = job.retries, retries < 0 {
             throw ControlError(.invalidArgument, "--retry must be 0 or more")
         }
-        for header in job.headers where !header.contains(":") || header.contains("\r") || header.contains("\n") {
+        // (UTF-8 bytes, not Characters: "\r\n" is one Character and would hide inside a header.)
+        for header in job.headers where !header.contains(":") || header.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
             throw ControlError(.invalidArgument, "a header must look like 'Name: value', got '\(header)'")
         }
         if !job.overwrite, PartialFile.exists(path), job.resumeData == nil {

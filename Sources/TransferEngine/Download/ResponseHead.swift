@@ -25,7 +25,7 @@ public struct ResponseHeadParser: Sendable {
 
     /// Feeds one line (with or without its CRLF); returns the head when the line ends it.
     public mutating func consume(_ line: String) -> ResponseHead? {
-        let text = line.trimmingCharacters(in: "\r\n")
+        let text = line.droppingLineEnd
         if text.hasPrefix("HTTP/") {
             let parts = text.split(separator: " ", maxSplits: 2)
             current = ResponseHead(status: parts.count > 1 ? Int(parts[1]) ?? 0 : 0)
@@ -77,9 +77,10 @@ public struct ContentRange: Equatable, Sendable {
 }
 
 extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var scalars = Substring(self)
-        while let last = scalars.last, set.contains(last) { scalars = scalars.dropLast() }
-        return String(scalars)
+    /// Without trailing CR and LF bytes (by UTF-8 byte: "\r\n" is a single Character).
+    var droppingLineEnd: String {
+        var bytes = Substring(self).utf8
+        while let last = bytes.last, last == 10 || last == 13 { bytes = bytes.dropLast() }
+        return String(Substring(bytes))
     }
 }

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import TransferEngine
+
+@Suite struct ControlProtocolTests {
+    @Test func requestsRoundTrip() throws {
+        let request = ControlRequest(.add, job: NewJob(kind: .download, url: "http://h/f", path: "/tmp/f", sha256: nil))
+        let decoded = try JSONDecoder().decode(ControlRequest.self, from: JSONEncoder().encode(request))
+        #expect(decoded == request)
+        let wire = #"{"version":1,"command":"resume-data","ids":[4]}"#
+        #expect(try JSONDecoder().decode(ControlRequest.self, from: Data(wire.utf8)).command == .resumeData)
+    }
+
+    @Test func validationRefusesBadJobsWithOneLine() {
+        func refusal(_ job: NewJob) -> ControlError? {
+            do { try JobValidation.validate(job); return nil } catch { return error }
+        }
+        let good = NewJob(kind: .download, url: "https://example.com/f", path: "/tmp/transferd-validation-\(UUID())")
+        #expect(refusal(good) == nil)
+        for url in ["notaurl", "ftp://h/f", "http://", "file:///etc/passwd", ""] {
+            var job = good
+            job.url = url
+            #expect(refusal(job)?.code == .invalidArgument, "\(url)")
+        }
+        var relative = good
+        relative.path = "out.bin"
+        #expect(refusal(relative)?.code == .invalidArgument)
+        var badHash = good
+        badHash.sha256 = "xyz"
+        #expect(refusal(badHash)?.code == .invalidArgument)
+        var existing = good
+        existing.path = "/etc/hostname"
+        #expect(refusal(existing)?.message.contains("--overwrite") == true)
+        var injected = good
+        injected.headers = ["X: a\r\nEvil: b"]
+        #expect(refusal(injected)?.code == .invalidArgument)
+        for message in [refusal(badHash), refusal(relative)].compactMap({ $0?.message }) {
+            #expect(!message.contains("\n"))
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import TransferEngine
+
+@Suite struct JobStoreTests {
+    let directory = TemporaryDirectory()
+
+    func newJob(_ name: String = "a.bin", paused: Bool = false) -> NewJob {
+        NewJob(kind: .download, url: "http://127.0.0.1/\(name)", path: directory.file(name),
+               headers: ["Authorization: Bearer t"], paused: paused)
+    }
+
+    @Test func freshDatabaseIsMigratedOnceAndRecorded() throws {
+        let path = directory.file("t.db")
+        _ = try JobStore(path: path)
+        let connection = try SQLiteConnection(path: path)
+        let versions = try connection.query("SELECT version FROM schema_migrations") { $0.int() }
+        #expect(versions == embeddedMigrations.map(\.version))
+        #expect(try Migrator().migrate(connection).isEmpty)
+        let mode = try connection.query("PRAGMA journal_mode") { $0.text() }
+        #expect(mode == ["wal"])
+    }
+
+    @Test func refusesADatabaseFromTheFuture() throws {
+        let path = directory.file("future.db")
+        _ = try JobStore(path: path)
+        let connection = try SQLiteConnection(path: path)
+        try connection.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'later', 0)")
+        #expect(throws: StoreError.databaseFromFuture(version: 9999, supported: Migrator().latestVersion)) {
+            _ = try JobStore(path: path)
+        }
+    }
+
+    @Test func insertsAndReadsJobsNewestFirst() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let first = try store.insert(newJob("a"), maxRetries: 3, resume: nil)
+        let second = try store.insert(newJob("b", paused: true), maxRetries: 3, resume: nil)
+        #expect(first.state == .queued)
+        #expect(second.state == .paused)
+        #expect(second.headers == ["Authorization: Bearer t"])
+        #expect(try store.jobs().map(\.id) == [second.id, first.id])
+        #expect(try store.jobs(state: .paused).map(\.id) == [second.id])
+        #expect(try store.unfinishedJobs().count == 2)
+        #expect(try store.countsByState() == [.queued: 1, .paused: 1])
+        #expect(try store.job(JobID(rawValue: 999)) == nil)
+    }
+
+    @Test func recordsStateChangesAttemptsAndResumeData() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let resume = ResumeState(partialPath: job.partialPath!, bytesDurable: 4096,
+                                 validators: Validators(etag: "\"e\"", lastModified: nil), bytesTotal: 10_000)
+        try store.transaction {
+            try store.saveResume(job.id, resume)
+            try store.beginAttempt(job.id, number: 1, rangeStart: 0)
+        }
+        #expect(try store.resumeState(job.id) == resume)
+        #expect(try store.job(job.id)?.state == .running)
+        #expect(try store.job(job.id)?.bytesDone == 4096)
+        try store.finishAttempt(job.id, number: 1, httpStatus: 503, error: TransferError.httpStatus(503).record, bytes: 4096)
+        let error = TransferError.httpStatus(404).record
+        try store.setState(job.id, StateChange(.failed, reason: "gone", error: error, httpStatus: 404))
+        let failed = try #require(try store.job(job.id))
+        #expect(failed.state == .failed)
+        #expect(failed.error == error)
+        #expect(failed.httpStatus == 404)
+        #expect(failed.finishedAt != nil)
+        let attempts = try store.attempts(job.id)
+        #expect(attempts.count == 1)
+        #expect(attempts[0].httpStatus == 503)
+        #expect(attempts[0].bytes == 4096)
+        #expect(attempts[0].endedAt != nil)
+        try store.deleteResume(job.id)
+        #expect(try store.resumeState(job.id) == nil)
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    @Test func aFailedTransactionLeavesNothingBehind() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try store.transaction {
+                try store.setState(job.id, StateChange(.paused))
+                try store.transaction { try store.setState(job.id, StateChange(.cancelled)) }
+                throw Boom()
+            }
+        }
+        #expect(try store.job(job.id)?.state == .queued)
+    }
+
+    @Test func preparationCutsThePartialFileBackToTheCheckpoint() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let partial = job.partialPath!
+        try Data(repeating: 7, count: 5000).write(to: URL(fileURLWithPath: partial))
+        try store.saveResume(job.id, ResumeState(partialPath: partial, bytesDurable: 3000,
+                                                 validators: Validators(etag: "\"e\""), bytesTotal: 9000))
+        guard case .ready(let file, let resume) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
+            Issue.record("expected a ready attempt"); return
+        }
+        #expect(resume.bytesDurable == 3000)
+        #expect(file.size == 3000)
+        #expect(try store.attempts(job.id).first?.rangeStart == 3000)
+    }
+
+    @Test func preparationNeverExtendsAShorterFile() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let partial = job.partialPath!
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: partial))
+        try store.saveResume(job.id, ResumeState(partialPath: partial, bytesDurable: 3000,
+                                                 validators: Validators(etag: "\"e\""), bytesTotal: 9000))
+        guard case .ready(let file, let resume) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
+            Issue.record("expected a ready attempt"); return
+        }
+        #expect(resume.bytesDurable == 0)
+        #expect(resume.validators == Validators())
+        #expect(file.size == 0)
+    }
+
+    @Test func preparationDoesNotContinueBytesWithoutValidators() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let partial = job.partialPath!
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: partial))
+        try store.saveResume(job.id, ResumeState(partialPath: partial, bytesDurable: 1000))
+        guard case .ready(_, let resume) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
+            Issue.record("expected a ready attempt"); return
+        }
+        #expect(resume.bytesDurable == 0)
+    }
+
+    @Test func preparationFinishesAnInterruptedRename() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        try store.saveResume(job.id, ResumeState(partialPath: job.partialPath!, bytesDurable: 10, finalizing: true))
+        try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: job.path!))
+        guard case .alreadyComplete = try AttemptPreparation.prepare(job, attempt: 2, in: store) else {
+            Issue.record("a renamed file is complete"); return
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import TransferEngine
+
+@Suite struct PartialFileTests {
+    let directory = TemporaryDirectory()
+
+    @Test func partialPathIsAHiddenSibling() {
+        #expect(PartialFile.partialPath(for: "/data/x/big.iso") == "/data/x/.big.iso.transferd-part")
+    }
+
+    @Test func writesTruncatesHashesAndMovesIntoPlace() throws {
+        let destination = directory.file("sub/dir/out.txt")
+        let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+        try Array("hello world".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        try Array("HELLO".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        try file.truncate(to: 5)
+        try file.sync()
+        #expect(try file.sha256(length: 5) == "3733cd977ff8eb18b987357e22ced99f46097f31ecb239e878ae63760e83e4d5")
+        try file.moveIntoPlace(destination, replacing: false)
+        #expect(FileManager.default.contents(atPath: destination) == Data("HELLO".utf8))
+    }
+
+    @Test func refusesToReplaceWithoutOverwrite() throws {
+        let destination = directory.file("exists.txt")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: destination))
+        let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+        #expect(throws: TransferError.destinationExists(path: destination)) {
+            try file.moveIntoPlace(destination, replacing: false)
+        }
+        try file.moveIntoPlace(destination, replacing: true)
+        #expect(FileManager.default.contents(atPath: destination) == Data())
+    }
+
+    @Test func doesNotFollowASymlinkAtThePartialPath() throws {
+        let target = directory.file("victim")
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: target))
+        let partial = directory.file(".out.transferd-part")
+        try FileManager.default.createSymbolicLink(atPath: partial, withDestinationPath: target)
+        #expect(throws: TransferError.self) { _ = try PartialFile(path: partial) }
+        #expect(FileManager.default.contents(atPath: target) == Data("keep".utf8))
+    }
+
+    @Test func aFileInPlaceOfADirectoryIsAnIOError() throws {
+        let blocker = directory.file("blocker")
+        try Data().write(to: URL(fileURLWithPath: blocker))
+        #expect {
+            _ = try PartialFile(path: blocker + "/.x.transferd-part")
+        } throws: { error in
+            (error as? TransferError)?.code == "io"
+        }
+    }
+}
+
+@Suite struct ResumeDataTests {
+    @Test func documentRoundTripsWithEveryKey() throws {
+        let job = Job(id: JobID(rawValue: 3), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
+                      headers: ["X: 1"], overwrite: false, priority: .normal, maxRetries: 7, bytesDone: 10,
+                      attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+        let state = ResumeState(partialPath: "/d/.f.transferd-part", bytesDurable: 10,
+                                validators: Validators(etag: nil, lastModified: "Sun"), bytesTotal: nil)
+        let document = ResumeData(job: job, state: state)
+        let data = try JSONEncoder().encode(document)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(Set(object.keys) == ["version", "url", "path", "partialPath", "bytesReceived", "etag", "lastModified",
+                                     "bytesTotal", "headers"])
+        #expect(object["etag"] is NSNull)
+        #expect(try JSONDecoder().decode(ResumeData.self, from: data) == document)
+    }
+
+    @Test func jobJSONHasTheSpecKeysAndNulls() throws {
+        let job = Job(id: JobID(rawValue: 3), kind: .download, state: .queued, url: "http://h/f", path: "/d/f",
+                      headers: ["Cookie: secret=1"], overwrite: false, priority: .high, maxRetries: 7, bytesDone: 0,
+                      attempts: 0, createdAt: Timestamp(rawValue: 1_800_000_000_000),
+                      updatedAt: Timestamp(rawValue: 1_800_000_000_000))
+        let data = try JSONEncoder().encode(job)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        for key in ["id", "kind", "state", "url", "path", "bytesDone", "bytesTotal", "attempts", "httpStatus", "error",
+                    "priority", "batch", "limit", "createdAt", "updatedAt", "finishedAt"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        #expect(object["bytesTotal"] is NSNull)
+        #expect(object["createdAt"] as? String == "2027-01-15T08:00:00.000Z")
+        #expect(!String(decoding: data, as: UTF8.self).contains("secret"))
+        #expect(try JSONDecoder().decode(Job.self, from: data).id == job.id)
+    }
+}

@@ -1,0 +1,133 @@
+import Testing
+@testable import TransferEngine
+
+@Suite struct RateTests {
+    @Test func parsesSuffixesInPowersOf1024() throws {
+        #expect(try Rate.parse("512K") == 512 * 1024)
+        #expect(try Rate.parse("4M") == 4 * 1024 * 1024)
+        #expect(try Rate.parse("1.5M") == 1_572_864)
+        #expect(try Rate.parse("2G") == 2 * 1024 * 1024 * 1024)
+        #expect(try Rate.parse("1000") == 1000)
+        #expect(try Rate.parse("0") == nil)
+        #expect(try Rate.parse("off") == nil)
+    }
+
+    @Test func refusesNonsense() {
+        for text in ["", "M", "-1", "4X", "1..5K", "fast", "1e99G"] {
+            #expect(throws: Rate.ParseError.self, "\(text)") { try Rate.parse(text) }
+        }
+    }
+
+    @Test func describesHumanSizes() {
+        #expect(ByteCount.describe(512) == "512 B")
+        #expect(ByteCount.describe(1536) == "1.5 KiB")
+        #expect(Rate.describe(4 * 1024 * 1024) == "4.0 MiB/s")
+        #expect(Rate.describe(nil) == "unlimited")
+    }
+}
+
+@Suite struct SHA256Tests {
+    @Test func knownVectors() {
+        var empty = SHA256()
+        #expect(empty.finalizeHex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        var abc = SHA256()
+        abc.update(Array("abc".utf8))
+        #expect(abc.finalizeHex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        var long = SHA256()
+        long.update(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+        #expect(long.finalizeHex() == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    @Test func streamingEqualsOneShot() {
+        let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        var whole = SHA256()
+        whole.update(bytes)
+        var pieces = SHA256()
+        var index = 0
+        for size in [1, 63, 64, 65, 1000, 7] where index < bytes.count {
+            pieces.update(bytes[index..<min(bytes.count, index + size)])
+            index += size
+        }
+        pieces.update(bytes[index...])
+        #expect(whole.finalizeHex() == pieces.finalizeHex())
+    }
+
+    @Test func millionAs() {
+        var hash = SHA256()
+        hash.update([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+        #expect(hash.finalizeHex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+}
+
+@Suite struct LineFramerTests {
+    func feed(_ framer: inout LineFramer, _ text: String) -> [LineFramer.Output] {
+        Array(text.utf8).withUnsafeBytes { framer.feed($0) }
+    }
+
+    @Test func splitsAcrossChunks() {
+        var framer = LineFramer(limit: 100)
+        #expect(feed(&framer, "ab").isEmpty)
+        #expect(feed(&framer, "c\nde\nf") == [.line(Array("abc".utf8)), .line(Array("de".utf8))])
+        #expect(feed(&framer, "\n") == [.line(Array("f".utf8))])
+    }
+
+    @Test func refusesAnOverlongLine() {
+        var framer = LineFramer(limit: 4)
+        #expect(feed(&framer, "abcdef") == [.tooLong])
+        var other = LineFramer(limit: 4)
+        #expect(feed(&other, "abcdefg\nok\n").first == .tooLong)
+    }
+}
+
+@Suite struct StatePathsTests {
+    @Test func defaultsFollowTheSpec() {
+        let env: [String: String] = ["HOME": "/home/u"]
+        #expect(StatePaths(stateDirectory: nil, socket: nil) { env[$0] }.directory == "/home/u/.local/state/transferd")
+        let xdg = ["HOME": "/home/u", "XDG_STATE_HOME": "/x/state"]
+        #expect(StatePaths(stateDirectory: nil, socket: nil) { xdg[$0] }.directory == "/x/state/transferd")
+        let explicit = ["TRANSFERD_STATE_DIR": "/srv/t", "TRANSFERD_SOCKET": "/run/t.sock", "XDG_STATE_HOME": "/x"]
+        let paths = StatePaths(stateDirectory: nil, socket: nil) { explicit[$0] }
+        #expect(paths.directory == "/srv/t")
+        #expect(paths.socket == "/run/t.sock")
+        let flags = StatePaths(stateDirectory: "/a/b/", socket: nil) { explicit[$0] }
+        #expect(flags.directory == "/a/b")
+        #expect(flags.database == "/a/b/transfers.db")
+        #expect(StatePaths(stateDirectory: "/d", socket: nil) { _ in nil }.socket == "/d/transferd.sock")
+    }
+
+    @Test func absolutePathsAreNormalised() {
+        #expect(StatePaths.absolute("/a/./b/../c") == "/a/c")
+        #expect(StatePaths.absolute("rel").hasPrefix("/"))
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy()
+
+    @Test func retriesOnlyTransientFailures() {
+        for status in [408, 429, 500, 502, 503, 504] { #expect(policy.isRetryable(.httpStatus(status))) }
+        for status in [400, 401, 403, 404, 410, 416, 501] { #expect(!policy.isRetryable(.httpStatus(status))) }
+        #expect(policy.isRetryable(.network("reset")))
+        #expect(policy.isRetryable(.stalled(seconds: 60)))
+        #expect(!policy.isRetryable(.tls("bad cert")))
+        #expect(!policy.isRetryable(.checksumMismatch(expected: "a", actual: "b")))
+        #expect(!policy.isRetryable(.diskFull(path: "/x")))
+    }
+
+    @Test func backoffGrowsAndIsCapped() {
+        let maximum: (ClosedRange<Double>) -> Double = { $0.upperBound }
+        #expect(policy.delay(afterAttempt: 1, random: maximum) == 1000)
+        #expect(policy.delay(afterAttempt: 2, random: maximum) == 2000)
+        #expect(policy.delay(afterAttempt: 4, random: maximum) == 8000)
+        #expect(policy.delay(afterAttempt: 30, random: maximum) == 300_000)
+        #expect(policy.delay(afterAttempt: 3) { $0.lowerBound } == 100)
+    }
+}
+
+@Suite struct HeaderRedactionTests {
+    @Test func secretsNeverPrint() {
+        let redacted = HeaderRedaction.redact(["Authorization: Bearer s3cret", "cookie: a=b", "X-Trace: 1"])
+        #expect(redacted == ["Authorization: <redacted>", "cookie: <redacted>", "X-Trace: 1"])
+        #expect(!redacted.joined().contains("s3cret"))
+    }
+}
