@@ -28,6 +28,7 @@ final class ScheduledJob {
         if let transfer {
             live.bytesDone = transfer.offset
             live.bytesTotal = transfer.resume.bytesTotal ?? job.bytesTotal
+            if let status = transfer.status { live.httpStatus = status }
         }
         return live
     }

@@ -66,6 +66,7 @@ extension Scheduler {
         switch outcome {
         case .completed:
             guard let transfer else { return }
+            logger.debug("job \(id): attempt \(attempt) received \(transfer.received) bytes; finishing the file")
             finalize(scheduled, attempt: attempt, file: transfer.file, state: transfer.checkpoint, transfer: transfer)
         case .failed(let error):
             let record: @Sendable (JobStore) throws -> Void = { store in

@@ -233,7 +233,8 @@ extension Scheduler {
                 }
             }
             if target == .paused {
-                change(scheduled, StateChange(.paused, reason: "paused by user", bytesDone: checkpoint?.bytesDurable),
+                change(scheduled, StateChange(.paused, reason: "paused by user", httpStatus: transfer?.status,
+                                                     bytesDone: checkpoint?.bytesDurable),
                        syncing: transfer?.file, alsoRecord: { store in
                            if let checkpoint { try store.saveResume(id, checkpoint) }
                            try finishAttempt(store)

@@ -282,7 +282,8 @@ public final class Scheduler {
                 let attempt = transfer.map { ($0.attempt, $0.status, $0.received) }
                 let id = scheduled.id
                 scheduled.detach()
-                change(scheduled, StateChange(.queued, reason: "daemon stopped", bytesDone: checkpoint?.bytesDurable),
+                change(scheduled, StateChange(.queued, reason: "daemon stopped", httpStatus: transfer?.status,
+                                              bytesDone: checkpoint?.bytesDurable),
                        syncing: file, alsoRecord: { store in
                            if let checkpoint { try store.saveResume(id, checkpoint) }
                            if let (number, status, bytes) = attempt {

@@ -1,0 +1,105 @@
+import Foundation
+import XCTest
+
+/// Plain downloads, checksum verification and HTTP error statuses.
+final class DownloadTests: IntegrationTestCase {
+    func testPlainDownloadCompletes() throws {
+        let size = 3 * MiB + 123
+        let sha = try makeSource("plain.bin", size: size)
+        let dest = destination("plain.bin")
+
+        let id = try cli.download(nginx.url(.files, "plain.bin"), to: dest)
+        try waitCompleted(id)
+
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        XCTAssertEqual(Files.contents(of: downloads), ["plain.bin"], "only the destination is left")
+        let job = try cli.job(id)
+        XCTAssertEqual(job.id, id)
+        XCTAssertEqual(job["kind"] as? String, "download")
+        XCTAssertEqual(job["url"] as? String, nginx.url(.files, "plain.bin"))
+        XCTAssertEqual(job["path"] as? String, dest.path)
+        XCTAssertEqual(job.bytesTotal, size)
+        XCTAssertEqual(job.httpStatus, 200)
+        XCTAssertTrue(job["error"] is NSNull || job["error"] == nil, "error should be null: \(job.jsonText)")
+        XCTAssertNotNil(job["finishedAt"] as? String, "finishedAt set: \(job.jsonText)")
+
+        let listed = try cli.jobs()
+        XCTAssertEqual(listed.compactMap(\.id), [id], "list --json")
+
+        let stats = try XCTUnwrap(try cli.json(["stats"]) as? [String: Any], "stats --json is an object")
+        XCTAssertNotNil(stats["version"] as? String, "stats.version")
+        let byState = try XCTUnwrap(stats["jobs"] as? [String: Any], "stats.jobs")
+        XCTAssertEqual(jsonInt(byState["completed"]), 1, "stats.jobs.completed")
+    }
+
+    func testWrongChecksumFailsWithoutDestination() throws {
+        try makeSource("sum.bin", size: 2 * MiB)
+        let dest = destination("sum.bin")
+        let wrong = String(repeating: "0", count: 64)
+
+        let id = try cli.download(nginx.url(.files, "sum.bin"), to: dest, ["--sha256", wrong, "--retry", "0"])
+        let waited = cli.wait([id])
+        XCTAssertEqual(waited.exitCode, 1, "wait on a failed job: \(waited.summary)")
+
+        let job = try cli.awaitState(id, "failed", timeout: 5)
+        XCTAssertEqual(job.errorCode, "checksum_mismatch", job.jsonText)
+        XCTAssertFalse(Files.exists(dest), "destination must not appear when the checksum is wrong")
+    }
+
+    func testMatchingChecksumCompletes() throws {
+        let size = 2 * MiB + 7
+        let sha = try makeSource("sum.bin", size: size)
+        let dest = destination("sum.bin")
+
+        let id = try cli.download(nginx.url(.files, "sum.bin"), to: dest, ["--sha256", sha])
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+    }
+
+    func testWaitOnMixedOutcomesExits1AndListsNewestFirst() throws {
+        try makeSource("ok.bin", size: 64 * KiB)
+        let good = try cli.download(nginx.url(.files, "ok.bin"), to: destination("ok.bin"))
+        let bad = try cli.download(nginx.statusURL(404), to: destination("missing.bin"), ["--retry", "0"])
+
+        let waited = cli.wait([good, bad])
+        XCTAssertEqual(waited.exitCode, 1, "one job failed: \(waited.summary)")
+        XCTAssertEqual(try cli.job(good).state, "completed")
+        XCTAssertEqual(try cli.job(bad).state, "failed")
+        XCTAssertEqual(try cli.jobs().compactMap(\.id), [bad, good], "list is newest first")
+        XCTAssertEqual(cli.wait([good]).exitCode, 0, "wait on a completed job")
+    }
+
+    func testHTTP404Fails() throws {
+        try assertHTTPFailure(status: 404)
+    }
+
+    func testHTTP500Fails() throws {
+        try assertHTTPFailure(status: 500)
+    }
+
+    private func assertHTTPFailure(status: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        let dest = destination("status-\(status).bin")
+        let id = try cli.download(nginx.statusURL(status), to: dest, ["--retry", "0"])
+
+        let job = try cli.awaitJob(id, "failed", timeout: 15) { $0.state == "failed" }
+        XCTAssertEqual(job.errorCode, "http_status", job.jsonText, file: file, line: line)
+        XCTAssertEqual(job.httpStatus, status, job.jsonText, file: file, line: line)
+        XCTAssertFalse(job.errorMessage?.isEmpty ?? true, "error.message set: \(job.jsonText)", file: file, line: line)
+        XCTAssertFalse(Files.exists(dest), "no destination after HTTP \(status)", file: file, line: line)
+
+        XCTAssertEqual(job.attempts, 1, "--retry 0 makes one attempt: \(job.jsonText)", file: file, line: line)
+        XCTAssertEqual(job.attemptLog.count, 1, "attemptLog: \(job.jsonText)", file: file, line: line)
+        XCTAssertEqual(job.attemptLog.first.flatMap { jsonInt($0["httpStatus"]) }, status,
+                       "attemptLog[0].httpStatus: \(job.jsonText)", file: file, line: line)
+
+        let waited = cli.wait([id], timeout: 10)
+        XCTAssertEqual(waited.exitCode, 1, "wait on a failed job: \(waited.summary)", file: file, line: line)
+
+        // failed -> queued is legal: retry makes a second attempt, which fails the same way.
+        let retry = cli.run(["retry", String(id)])
+        XCTAssertEqual(retry.exitCode, 0, retry.summary, file: file, line: line)
+        let again = try cli.awaitJob(id, "failed after retry", timeout: 15) { $0.state == "failed" && $0.attempts == 2 }
+        XCTAssertEqual(again.httpStatus, status, again.jsonText, file: file, line: line)
+        XCTAssertFalse(Files.exists(dest), "no destination after retry", file: file, line: line)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The real `transferd`, running in the foreground on a temporary state directory.
+/// stdout and stderr go to one log file that survives restarts.
+final class Daemon {
+    let binaries: Binaries
+    let stateDir: URL
+    let logURL: URL
+    let arguments: [String]
+    private let cli: CLI
+    private(set) var child: ChildProcess?
+
+    init(binaries: Binaries, stateDir: URL, logURL: URL, cli: CLI, extraArguments: [String] = []) {
+        self.binaries = binaries
+        self.stateDir = stateDir
+        self.logURL = logURL
+        self.cli = cli
+        arguments = ["--state-dir", stateDir.path, "--log-level", "debug"] + extraArguments
+    }
+
+    var socketPath: String { stateDir.appendingPathComponent("transferd.sock").path }
+
+    var isRunning: Bool { child?.isRunning ?? false }
+
+    /// Launches the daemon and waits (deadline 15 s) until `transferctl stats` exits 0.
+    func start() throws {
+        guard !isRunning else { throw HarnessError("daemon already running") }
+        let process = try ChildProcess(executable: binaries.transferd, arguments: arguments,
+                                       stdoutURL: logURL, stderrURL: logURL, append: true)
+        child = process
+        var lastStats: CommandResult?
+        let ready = poll(timeout: 15) {
+            guard process.isRunning else { return true }
+            let stats = cli.run(["stats"], timeout: 5)
+            lastStats = stats
+            return stats.exitCode == 0
+        }
+        if !process.isRunning {
+            throw HarnessError("transferd exited during startup with status \(process.waitForExit(timeout: 0) ?? -1); "
+                + "log:\n\(logTail())")
+        }
+        if !ready {
+            throw HarnessError("transferd not ready within 15 s; last stats: \(lastStats?.summary ?? "none"); "
+                + "log:\n\(logTail())")
+        }
+    }
+
+    /// SIGKILL and reap: simulates a crash.
+    func kill9() {
+        guard let child else { return }
+        child.send(signal: SIGKILL)
+        _ = child.waitForExit(timeout: 10)
+    }
+
+    /// SIGTERM (or `signal`), and assert the daemon exits 0 within `timeout` seconds (the
+    /// contract says 5). A daemon that overstays is killed so the test can go on.
+    /// Returns whether it exited 0.
+    @discardableResult
+    func terminate(signal: Int32 = SIGTERM, timeout: TimeInterval = 5,
+                   file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        guard let child, child.isRunning else {
+            XCTFail("terminate(): daemon is not running", file: file, line: line)
+            return false
+        }
+        child.send(signal: signal)
+        guard let status = child.waitForExit(timeout: timeout) else {
+            kill9()
+            XCTFail("transferd did not exit within \(timeout) s of signal \(signal); log:\n\(logTail())", file: file, line: line)
+            return false
+        }
+        let exitedCleanly = !child.wasSignalled && status == 0
+        XCTAssertTrue(exitedCleanly, "transferd after signal \(signal): \(child.wasSignalled ? "killed by signal" : "exit") "
+            + "\(status); log:\n\(logTail())", file: file, line: line)
+        return exitedCleanly
+    }
+
+    /// kill -9 (if still running) and start again, waiting until ready.
+    func restart() throws {
+        kill9()
+        try start()
+    }
+
+    /// Cleanup: SIGTERM with a 5 s grace period, then SIGKILL.
+    func stop() {
+        child?.stop(grace: 5)
+    }
+
+    /// For diagnostics: running, or how it ended.
+    var statusDescription: String {
+        guard let child else { return "never started" }
+        if child.isRunning { return "running (pid \(child.pid))" }
+        let status = child.waitForExit(timeout: 0) ?? -1
+        return child.wasSignalled ? "killed by signal \(status)" : "exited with status \(status)"
+    }
+
+    func logTail(lines: Int = 80) -> String {
+        guard let text = try? String(contentsOf: logURL, encoding: .utf8) else { return "(no daemon log)" }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One request as recorded by the harness's access log format.
+struct AccessLogEntry {
+    let method: String
+    let path: String
+    let status: Int
+    let bodyBytesSent: Int
+    /// The request's `Range` header, nil when absent.
+    let range: String?
+    /// The request's `If-Range` header, nil when absent.
+    let ifRange: String?
+}
+
+/// A real nginx on 127.0.0.1 with its own prefix, config, logs and docroot.
+///
+/// Locations (all serve the same docroot):
+/// - `/files/`         plain static, nginx's own ETag / Last-Modified / Range support
+/// - `/norange/`       `max_ranges 0` (every Range request gets a full 200)
+/// - `/slow/`          `limit_rate <slowRate>`
+/// - `/slow-norange/`  both of the above, so a no-Range transfer lasts long enough to pause
+/// - `/status/404`, `/status/500`
+final class NginxServer {
+    enum Location: String {
+        case files, norange, slow
+        case slowNoRange = "slow-norange"
+    }
+
+    static let executable = "/usr/sbin/nginx"
+
+    let prefix: URL
+    let docroot: URL
+    let accessLog: URL
+    let errorLog: URL
+    let slowRate: String
+    private(set) var port: UInt16 = 0
+    private var child: ChildProcess?
+
+    init(directory: URL, slowRate: String = "512k") throws {
+        prefix = directory
+        docroot = directory.appendingPathComponent("docroot")
+        accessLog = directory.appendingPathComponent("access.log")
+        errorLog = directory.appendingPathComponent("error.log")
+        self.slowRate = slowRate
+        let fm = FileManager.default
+        for dir in [docroot, directory.appendingPathComponent("temp"), directory.appendingPathComponent("logs")] {
+            try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        }
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func url(_ location: Location, _ name: String) -> String { "\(baseURL)/\(location.rawValue)/\(name)" }
+
+    func statusURL(_ status: Int) -> String { "\(baseURL)/status/\(status)" }
+
+    /// Starts nginx on a free port and waits until it accepts connections. Retries on a
+    /// port race (another process grabbing the port between probe and bind).
+    func start() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            throw HarnessError("nginx not found at \(Self.executable)")
+        }
+        var lastError = ""
+        for _ in 0..<5 {
+            port = try Sockets.freeTCPPort()
+            let confURL = prefix.appendingPathComponent("nginx.conf")
+            try config().write(to: confURL, atomically: true, encoding: .utf8)
+            let output = prefix.appendingPathComponent("nginx.out")
+            let process = try ChildProcess(
+                executable: URL(fileURLWithPath: Self.executable),
+                arguments: ["-p", prefix.path + "/", "-c", confURL.path, "-e", errorLog.path],
+                stdoutURL: output, stderrURL: output)
+            child = process
+            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
+            if up && process.isRunning { return }
+            process.stop()
+            child = nil
+            lastError = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
+            lastError += (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        }
+        throw HarnessError("nginx did not start: \(lastError)")
+    }
+
+    /// SIGTERM (fast shutdown) and wait; SIGKILL as a last resort.
+    func stop() {
+        child?.stop(grace: 5)
+        child = nil
+    }
+
+    private func config() -> String {
+        let root = docroot.path + "/"
+        let temp = prefix.appendingPathComponent("temp").path
+        return """
+        daemon off;
+        master_process off;
+        worker_processes 1;
+        pid \(prefix.path)/nginx.pid;
+        lock_file \(prefix.path)/nginx.lock;
+        error_log \(errorLog.path) info;
+        events { worker_connections 256; }
+        http {
+            default_type application/octet-stream;
+            log_format transfer '$request|$status|$body_bytes_sent|$http_range|$http_if_range';
+            access_log \(accessLog.path) transfer;
+            client_body_temp_path \(temp)/body;
+            proxy_temp_path \(temp)/proxy;
+            fastcgi_temp_path \(temp)/fastcgi;
+            uwsgi_temp_path \(temp)/uwsgi;
+            scgi_temp_path \(temp)/scgi;
+            keepalive_timeout 30s;
+            server {
+                listen 127.0.0.1:\(port);
+                server_name localhost;
+                location /files/ { alias \(root); }
+                location /norange/ { alias \(root); max_ranges 0; }
+                location /slow/ { alias \(root); limit_rate \(slowRate); }
+                location /slow-norange/ { alias \(root); limit_rate \(slowRate); max_ranges 0; }
+                location = /status/404 { return 404; }
+                location = /status/500 { return 500; }
+            }
+        }
+
+        """
+    }
+
+    // MARK: docroot
+
+    /// Creates (or overwrites) `name` in the docroot with `size` random bytes.
+    @discardableResult
+    func createFile(named name: String, size: Int) throws -> URL {
+        let url = docroot.appendingPathComponent(name)
+        try Files.randomData(count: size).write(to: url, options: .atomic)
+        return url
+    }
+
+    /// Replaces `name` with `size` new random bytes through a new inode, and moves its
+    /// mtime forward so nginx's ETag and Last-Modified are guaranteed to change.
+    @discardableResult
+    func replaceFile(named name: String, size: Int) throws -> URL {
+        let url = docroot.appendingPathComponent(name)
+        let fm = FileManager.default
+        let oldDate = (try? fm.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date ?? Date()
+        try Files.randomData(count: size).write(to: url, options: .atomic)
+        let newDate = max(Date(), oldDate.addingTimeInterval(2)).addingTimeInterval(1)
+        try fm.setAttributes([.modificationDate: newDate], ofItemAtPath: url.path)
+        return url
+    }
+
+    func localPath(_ name: String) -> URL { docroot.appendingPathComponent(name) }
+
+    // MARK: access log
+
+    func accessLogEntries() -> [AccessLogEntry] {
+        guard let text = try? String(contentsOf: accessLog, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 5 else { return nil }
+            let request = fields[0].split(separator: " ").map(String.init)
+            guard request.count >= 2 else { return nil }
+            func header(_ value: String) -> String? { value == "-" || value.isEmpty ? nil : value }
+            return AccessLogEntry(
+                method: request[0], path: request[1],
+                status: Int(fields[1]) ?? -1, bodyBytesSent: Int(fields[2]) ?? 0,
+                range: header(fields[3]), ifRange: header(fields[4]))
+        }
+    }
+
+    /// GET requests for one docroot file through one location, in log order.
+    func gets(_ location: Location, _ name: String) -> [AccessLogEntry] {
+        accessLogEntries().filter { $0.method == "GET" && $0.path == "/\(location.rawValue)/\(name)" }
+    }
+
+    /// Waits until the access log holds at least `count` GETs for the file (nginx logs an
+    /// aborted request only once it notices the client went away).
+    @discardableResult
+    func awaitGets(_ location: Location, _ name: String, count: Int, timeout: TimeInterval = 5) -> [AccessLogEntry] {
+        poll(timeout: timeout) { gets(location, name).count >= count }
+        return gets(location, name)
+    }
+
+    func describeLog() -> String {
+        (try? String(contentsOf: accessLog, encoding: .utf8)) ?? "(no access log)"
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import XCTest
+
+/// Pause / resume over HTTP Range, a source that changes while paused, and a server
+/// that ignores Range. Transfers go through nginx's rate-limited `/slow/` locations.
+final class PauseResumeTests: IntegrationTestCase {
+    override class var slowRate: String { "512k" }
+
+    func testPauseKeepsProgressAndResumeUsesRange() throws {
+        let size = 4 * MiB
+        let name = "pause.bin"
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+
+        let seen = try awaitProgress(id, atLeast: 256 * KiB, total: size).bytesDone ?? 0
+        XCTAssertFalse(Files.exists(dest), "destination must not exist while running")
+
+        let pauseStarted = Date()
+        let pause = cli.run(["pause", String(id)])
+        XCTAssertEqual(pause.exitCode, 0, pause.summary)
+        let paused = try cli.awaitState(id, "paused", timeout: 5)
+        // The contract says 1 s; allow slack for process start-up and polling.
+        XCTAssertLessThan(Date().timeIntervalSince(pauseStarted), 2, "a running transfer stops within 1 second")
+        let kept = try XCTUnwrap(paused.bytesDone, "bytesDone: \(paused.jsonText)")
+        XCTAssertGreaterThanOrEqual(kept, seen, "pause must keep progress: \(paused.jsonText)")
+        XCTAssertLessThan(kept, size, "paused before the end: \(paused.jsonText)")
+        XCTAssertFalse(Files.exists(dest), "destination must not exist while paused")
+
+        // The kept bytes are on disk in the partial file and match the source's prefix.
+        let resume = try cli.resumeData(id)
+        XCTAssertEqual(jsonInt(resume["bytesReceived"]), kept, "resume-data.bytesReceived")
+        XCTAssertEqual(jsonInt(resume["bytesTotal"]), size, "resume-data.bytesTotal")
+        XCTAssertEqual(resume["url"] as? String, nginx.url(.slow, name), "resume-data.url")
+        XCTAssertNotNil(resume["version"], "resume-data.version")
+        XCTAssertNotNil(resume["etag"] as? String, "resume-data.etag (nginx sends one)")
+        let partialPath = try XCTUnwrap(resume["partialPath"] as? String, "resume-data.partialPath")
+        XCTAssertEqual(partialPath, Files.partialPath(for: dest).path, "partialPath per the spec")
+        let partial = try Data(contentsOf: URL(fileURLWithPath: partialPath))
+        let source = try Data(contentsOf: nginx.localPath(name))
+        XCTAssertGreaterThanOrEqual(partial.count, kept, "partial file holds the kept bytes")
+        XCTAssertTrue(partial.prefix(kept) == source.prefix(kept), "partial bytes equal the source prefix")
+
+        let resumed = cli.run(["resume", String(id)])
+        XCTAssertEqual(resumed.exitCode, 0, resumed.summary)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+
+        let gets = nginx.awaitGets(.slow, name, count: 2)
+        XCTAssertGreaterThanOrEqual(gets.count, 2, "two GETs expected; log:\n\(nginx.describeLog())")
+        if gets.count >= 2 {
+            let second = gets[1]
+            XCTAssertNotNil(second.range, "resumed request carries Range; log:\n\(nginx.describeLog())")
+            XCTAssertNotEqual(second.range, "bytes=0-", "resume must not start from 0")
+            XCTAssertNotNil(second.ifRange, "resumed request carries If-Range; log:\n\(nginx.describeLog())")
+            XCTAssertEqual(second.status, 206, "server answered the Range with 206")
+        }
+        let sent = gets.reduce(0) { $0 + $1.bodyBytesSent }
+        XCTAssertLessThan(sent, 2 * size, "nginx sent \(sent) bytes for a \(size)-byte file")
+
+        // The attempt after resume asked for the kept offset and received only the rest.
+        let job = try cli.job(id)
+        let last = try XCTUnwrap(job.attemptLog.last, "attemptLog: \(job.jsonText)")
+        let rangeStart = try XCTUnwrap(jsonInt(last["rangeStart"]), "rangeStart: \(job.jsonText)")
+        XCTAssertGreaterThan(rangeStart, 0, "resumed attempt used a Range: \(job.jsonText)")
+        XCTAssertLessThanOrEqual(rangeStart, kept, "resumed no further than the kept bytes: \(job.jsonText)")
+        XCTAssertEqual(jsonInt(last["bytes"]), size - rangeStart, "resumed attempt received the rest: \(job.jsonText)")
+        XCTAssertEqual(jsonInt(last["httpStatus"]), 206, "resumed attempt status: \(job.jsonText)")
+    }
+
+    func testCancelRunningRemovesPartialData() throws {
+        let size = 3 * MiB
+        let name = "cancel.bin"
+        try makeSource(name, size: size)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+        try awaitProgress(id, atLeast: 256 * KiB, total: size)
+
+        let cancel = cli.run(["cancel", String(id)])
+        XCTAssertEqual(cancel.exitCode, 0, cancel.summary)
+        try cli.awaitState(id, "cancelled", timeout: 5)
+        let partial = Files.partialPath(for: dest)
+        XCTAssertTrue(poll(timeout: 5) { !Files.exists(partial) }, "partial data is removed on cancel")
+        XCTAssertFalse(Files.exists(dest), "no destination for a cancelled job")
+        XCTAssertEqual(cli.wait([id], timeout: 5).exitCode, 1, "wait on a cancelled job exits 1")
+        let again = cli.run(["cancel", String(id)])
+        XCTAssertEqual(again.exitCode, 1, "cancelled is final: \(again.summary)")
+        XCTAssertTrue(again.stderr.contains("cancelled"), "message names the state: \(again.summary)")
+    }
+
+    /// A paused job still knows what it learned from the server: the size of the entity
+    /// (`bytesTotal` is null only "when unknown") and the last HTTP status.
+    func testPausedJobKeepsKnownTotalAndLastStatus() throws {
+        let size = 3 * MiB
+        let name = "known.bin"
+        try makeSource(name, size: size)
+        let id = try cli.download(nginx.url(.slow, name), to: destination(name))
+
+        let running = try awaitProgress(id, atLeast: 256 * KiB, total: size)
+        XCTAssertEqual(running.bytesTotal, size, "bytesTotal while running: \(running.jsonText)")
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        let paused = try cli.awaitState(id, "paused", timeout: 5)
+
+        XCTAssertEqual(paused.bytesTotal, size, "bytesTotal while paused: \(paused.jsonText)")
+        XCTAssertEqual(paused.httpStatus, 200, "httpStatus is the last status seen: \(paused.jsonText)")
+        XCTAssertEqual(paused.attemptLog.last.flatMap { jsonInt($0["httpStatus"]) }, 200, paused.jsonText)
+        let listed = try XCTUnwrap(try cli.jobs().first { $0.id == id }, "job in list --json")
+        XCTAssertEqual(listed.bytesTotal, size, "list --json agrees with show: \(listed.jsonText)")
+    }
+
+    func testEntityChangedWhilePausedRestartsWithNewContent() throws {
+        let name = "changing.bin"
+        let oldSize = 4 * MiB
+        try makeSource(name, size: oldSize)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+
+        try awaitProgress(id, atLeast: 256 * KiB, total: oldSize)
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        try cli.awaitState(id, "paused", timeout: 5)
+
+        let newSize = 3 * MiB + 4321
+        let newSha = try cli.sha256(of: nginx.replaceFile(named: name, size: newSize))
+
+        let resumed = cli.run(["resume", String(id)])
+        XCTAssertEqual(resumed.exitCode, 0, resumed.summary)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: newSha, size: newSize)
+        XCTAssertEqual(try cli.job(id).bytesTotal, newSize, "bytesTotal follows the new entity")
+    }
+
+    func testServerIgnoringRangeRestartsFromZero() throws {
+        let name = "norange.bin"
+        let size = 3 * MiB
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slowNoRange, name), to: dest)
+
+        try awaitProgress(id, atLeast: 256 * KiB, total: size)
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        try cli.awaitState(id, "paused", timeout: 5)
+        XCTAssertFalse(Files.exists(dest), "destination must not exist while paused")
+
+        XCTAssertEqual(cli.run(["resume", String(id)]).exitCode, 0)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+
+        let gets = nginx.awaitGets(.slowNoRange, name, count: 2)
+        XCTAssertGreaterThanOrEqual(gets.count, 2, "log:\n\(nginx.describeLog())")
+        XCTAssertTrue(gets.allSatisfy { $0.status == 200 }, "max_ranges 0 answers 200; log:\n\(nginx.describeLog())")
+
+        // The resumed attempt asked for a range, got the whole entity, and restarted from 0.
+        let job = try cli.job(id)
+        let last = try XCTUnwrap(job.attemptLog.last, "attemptLog: \(job.jsonText)")
+        XCTAssertGreaterThan(jsonInt(last["rangeStart"]) ?? 0, 0, "resumed attempt asked for a Range: \(job.jsonText)")
+        XCTAssertEqual(jsonInt(last["bytes"]), size, "whole entity received in that attempt: \(job.jsonText)")
+        XCTAssertEqual(jsonInt(last["httpStatus"]), 200, job.jsonText)
+    }
+
+    /// The sanity check the whole file relies on: nginx really ignores Range on /norange/.
+    func testHarnessNoRangeLocationIgnoresRange() throws {
+        try makeSource("probe.bin", size: 64 * KiB)
+        let curl = try CommandRunner(scratch: workDir.appendingPathComponent("curl"))
+        let result = curl.run(URL(fileURLWithPath: "/usr/bin/curl"),
+                              ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Range: bytes=100-",
+                               nginx.url(.norange, "probe.bin")], timeout: 10)
+        XCTAssertEqual(result.trimmedStdout, "200", result.summary)
+        let ranged = curl.run(URL(fileURLWithPath: "/usr/bin/curl"),
+                              ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Range: bytes=100-",
+                               nginx.url(.files, "probe.bin")], timeout: 10)
+        XCTAssertEqual(ranged.trimmedStdout, "206", ranged.summary)
+    }
+}

@@ -1,0 +1,69 @@
+# Shared helpers for the benchmark scripts: a private nginx on 127.0.0.1 and a private transferd.
+# Source this file; it defines BENCH_DIR, start_nginx, start_transferd, median, and cleans up on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_DIR=${BENCH_DIR:-$(mktemp -d /var/tmp/transferd-bench.XXXXXX)}
+BIN=${BIN:-$ROOT/.build/release}
+PORT=${PORT:-$((20000 + RANDOM % 20000))}
+mkdir -p "$BENCH_DIR"/{www,logs,state,out,nginx}
+chmod 755 "$BENCH_DIR" "$BENCH_DIR/www"  # nginx workers run as nobody
+
+cleanup() {
+    [ -f "$BENCH_DIR/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx.pid")" 2>/dev/null || true
+    [ -n "${TRANSFERD_PID:-}" ] && kill "$TRANSFERD_PID" 2>/dev/null || true
+    wait 2>/dev/null || true
+    [ -z "${KEEP_BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
+}
+trap cleanup EXIT
+
+build_release() {
+    (cd "$ROOT" && swift build -c release --product transferd >/dev/null && swift build -c release --product transferctl >/dev/null)
+}
+
+start_nginx() {
+    local extra=${1:-}
+    cat > "$BENCH_DIR/nginx.conf" <<CONF
+daemon on;
+worker_processes 1;
+pid $BENCH_DIR/nginx.pid;
+error_log $BENCH_DIR/logs/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path $BENCH_DIR/nginx/body;
+  proxy_temp_path $BENCH_DIR/nginx/proxy;
+  fastcgi_temp_path $BENCH_DIR/nginx/fastcgi;
+  uwsgi_temp_path $BENCH_DIR/nginx/uwsgi;
+  scgi_temp_path $BENCH_DIR/nginx/scgi;
+  server {
+    listen 127.0.0.1:$PORT;
+    root $BENCH_DIR/www;
+    $extra
+  }
+}
+CONF
+    nginx -c "$BENCH_DIR/nginx.conf" -p "$BENCH_DIR"
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && return; sleep 0.05; done
+    echo "nginx did not start" >&2; exit 1
+}
+
+ctl() { "$BIN/transferctl" --state-dir "$BENCH_DIR/state" "$@"; }
+
+start_transferd() {
+    "$BIN/transferd" --state-dir "$BENCH_DIR/state" "$@" 2>>"$BENCH_DIR/logs/transferd.log" &
+    TRANSFERD_PID=$!
+    for _ in $(seq 100); do ctl stats >/dev/null 2>&1 && return; sleep 0.05; done
+    echo "transferd did not start" >&2; exit 1
+}
+
+# Seconds since the epoch with nanoseconds.
+now() { date +%s.%N; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+machine() {
+    echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr)," \
+         "$(curl --version | head -1 | cut -d' ' -f1-2), $(nginx -v 2>&1 | cut -d' ' -f3)"
+}
