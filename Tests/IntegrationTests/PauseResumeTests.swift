@@ -68,6 +68,54 @@ final class PauseResumeTests: IntegrationTestCase {
         XCTAssertEqual(jsonInt(last["httpStatus"]), 206, "resumed attempt status: \(job.jsonText)")
     }
 
+    func testResumeDataContinuesInADaemonWithAFreshDatabase() throws {
+        let size = 3 * MiB
+        let name = "export.bin"
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+        try awaitProgress(id, atLeast: 256 * KiB, total: size)
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        let paused = try cli.awaitState(id, "paused", timeout: 5)
+        let kept = try XCTUnwrap(paused.bytesDone)
+
+        let exported = cli.run(["resume-data", String(id)])
+        XCTAssertEqual(exported.exitCode, 0, exported.summary)
+        let file = workDir.appendingPathComponent("job.resume.json")
+        try Data(exported.stdout.utf8).write(to: file)
+
+        // Another machine, as far as the queue knows: the database is gone, the bytes are not.
+        XCTAssertTrue(daemon.terminate(timeout: 5))
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: daemon.stateDir.appendingPathComponent("transfers.db" + suffix))
+        }
+        try daemon.start()
+        XCTAssertTrue(try cli.jobs().isEmpty, "a fresh database has no jobs")
+
+        let created = cli.run(["download", "--resume-data", file.path])
+        XCTAssertEqual(created.exitCode, 0, created.summary)
+        let newID = try XCTUnwrap(Int(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), created.summary)
+        try waitCompleted(newID)
+        try assertCompletedDownload(newID, at: dest, sha256: sha, size: size)
+        let first = try XCTUnwrap(try cli.job(newID).attemptLog.first)
+        XCTAssertEqual(jsonInt(first["rangeStart"]), kept, "continued from the exported bytes")
+        XCTAssertEqual(jsonInt(first["bytes"]), size - kept, "fetched only the rest")
+    }
+
+    func testResumeDataWithoutItsPartialFileIsRefused() throws {
+        let file = workDir.appendingPathComponent("stale.resume.json")
+        let dest = destination("gone.bin")
+        let document: [String: Any] = [
+            "version": 1, "url": nginx.url(.files, "gone.bin"), "path": dest.path,
+            "partialPath": Files.partialPath(for: dest).path, "bytesReceived": 1000, "headers": [String](),
+        ]
+        try JSONSerialization.data(withJSONObject: document).write(to: file)
+        let result = cli.run(["download", "--resume-data", file.path])
+        XCTAssertEqual(result.exitCode, 2, result.summary)
+        assertOneLineMessage(result.stderr, "missing partial file")
+        XCTAssertTrue(result.stderr.contains("partial file"), result.stderr)
+    }
+
     func testCancelRunningRemovesPartialData() throws {
         let size = 3 * MiB
         let name = "cancel.bin"

@@ -58,6 +58,7 @@ public final class Daemon {
             let jobStore = try JobStore(path: paths.database)
             umask(previous)
             chmod(paths.database, 0o600)
+            try jobStore.closeInterruptedAttempts()
             unfinished = try jobStore.unfinishedJobs()
             store = StoreQueue(jobStore)
         } catch {

@@ -146,6 +146,15 @@ public final class JobStore {
             """, now.rawValue, httpStatus, error?.code, error?.message, bytes, id.rawValue, number)
     }
 
+    /// Closes the attempts a stopped daemon left open, so `show` says what happened to them.
+    public func closeInterruptedAttempts(now: Timestamp = .now) throws {
+        try connection.run("""
+            UPDATE attempts SET ended_at = ?, error_code = 'interrupted',
+                   error_message = 'transferd stopped during this attempt'
+            WHERE ended_at IS NULL
+            """, now.rawValue)
+    }
+
     public func attempts(_ id: JobID) throws -> [AttemptRecord] {
         try connection.query("""
             SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes
