@@ -50,7 +50,9 @@ struct DownloadCommand: Subcommand {
         guard let path = output ?? resumeData?.path else {
             throw UsageError("download needs a destination: -o PATH")
         }
-        let job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: headers,
+        // Exported resume data carries the non-secret headers; -H replaces them.
+        let requestHeaders = headers.isEmpty ? resumeData?.headers ?? [] : headers
+        let job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
                          resumeData: resumeData)
@@ -104,7 +106,7 @@ enum ResumeDataFile {
         do {
             return try JSONDecoder().decode(ResumeData.self, from: Data(bytes))
         } catch {
-            throw UsageError("\(path) is not resume data: \(error)")
+            throw UsageError("\(path) is not resume data: \(DecodingSummary.describe(error))")
         }
     }
 }

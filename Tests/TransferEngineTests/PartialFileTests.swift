@@ -68,6 +68,31 @@ import Testing
         #expect(try JSONDecoder().decode(ResumeData.self, from: data) == document)
     }
 
+    @Test func exportsNoSecretHeaders() {
+        let job = Job(id: JobID(rawValue: 1), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
+                      headers: ["Authorization: Bearer s3cret", "X-Keep: 1", "Cookie: c=1"], overwrite: false,
+                      priority: .normal, maxRetries: 7, bytesDone: 0, attempts: 1,
+                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+        let document = ResumeData(job: job, state: ResumeState(partialPath: "/d/.f.transferd-part"))
+        #expect(document.headers == ["X-Keep: 1"])
+    }
+
+    @Test func decodingErrorsReadAsOneLine() {
+        struct Shape: Decodable { var url: String; var bytesReceived: Int }
+        let missing = #"{"url": "x"}"#
+        do {
+            _ = try JSONDecoder().decode(Shape.self, from: Data(missing.utf8))
+            Issue.record("decoding should fail")
+        } catch {
+            #expect(DecodingSummary.describe(error) == "missing field 'bytesReceived'")
+        }
+        do {
+            _ = try JSONDecoder().decode(Shape.self, from: Data(#"{"url": 3, "bytesReceived": 1}"#.utf8))
+        } catch {
+            #expect(DecodingSummary.describe(error) == "wrong type at 'url'")
+        }
+    }
+
     @Test func jobJSONHasTheSpecKeysAndNulls() throws {
         let job = Job(id: JobID(rawValue: 3), kind: .download, state: .queued, url: "http://h/f", path: "/d/f",
                       headers: ["Cookie: secret=1"], overwrite: false, priority: .high, maxRetries: 7, bytesDone: 0,

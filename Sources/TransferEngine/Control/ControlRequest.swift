@@ -6,6 +6,9 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public static let maxLineBytes = 1 << 20
 
     public var version: Int
+    /// Any number the client chooses; the response carries it back (answers to a connection's
+    /// requests may come out of order, e.g. after a pending `wait`).
+    public var id: Int?
     public var command: ControlCommand
     /// Jobs the command acts on.
     public var ids: [JobID]?

@@ -1,6 +1,8 @@
 /// The daemon's answer to one request: a JSON object on one line.
 public struct ControlResponse: Codable, Equatable, Sendable {
     public var version: Int
+    /// The request's `id`, when it had one.
+    public var id: Int?
     public var ok: Bool
     public var error: ControlError?
     /// `list`, and the jobs a command acted on or waited for.

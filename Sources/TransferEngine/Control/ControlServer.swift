@@ -69,15 +69,34 @@ public final class ControlServer {
 
     private func handle(_ line: [UInt8], on connection: Connection) {
         guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) else { return }
+        let data = Data(line)
+        // The version first: a newer client's unknown command deserves "unsupported version".
+        let probe: Probe
+        do {
+            probe = try JSONDecoder().decode(Probe.self, from: data)
+        } catch {
+            return send(.failure(ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))")),
+                        on: connection)
+        }
+        guard probe.version == ControlRequest.protocolVersion else {
+            var response = ControlResponse.failure(ControlError(.unsupportedVersion,
+                "protocol version \(probe.version.map(String.init) ?? "missing") is not supported; this daemon speaks \(ControlRequest.protocolVersion)"))
+            response.id = probe.id
+            return send(response, on: connection)
+        }
         let request: ControlRequest
         do {
-            request = try JSONDecoder().decode(ControlRequest.self, from: Data(line))
+            request = try JSONDecoder().decode(ControlRequest.self, from: data)
         } catch {
-            return send(.failure(ControlError(.badRequest, "not a control request: \(Self.summary(of: error))")), on: connection)
+            var response = ControlResponse.failure(ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))"))
+            response.id = probe.id
+            return send(response, on: connection)
         }
-        let id = connection.id
-        onRequest(request, id) { [weak self] response in
-            guard let self, let connection = connections[id] else { return }
+        let connectionID = connection.id
+        onRequest(request, connectionID) { [weak self] response in
+            guard let self, let connection = connections[connectionID] else { return }
+            var response = response
+            response.id = request.id
             send(response, on: connection)
         }
     }
@@ -94,13 +113,9 @@ public final class ControlServer {
         onClose(connection.id)
     }
 
-    private static func summary(of error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context): return context.debugDescription
-        case DecodingError.keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            return "wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
-        default: return "invalid JSON"
-        }
+    /// The fields every version of a request has.
+    private struct Probe: Decodable {
+        var version: Int?
+        var id: Int?
     }
 }

@@ -29,7 +29,7 @@ enum JobValidation {
         for header in job.headers where !header.contains(":") || header.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
             throw ControlError(.invalidArgument, "a header must look like 'Name: value', got '\(header)'")
         }
-        if !job.overwrite, PartialFile.exists(path), job.resumeData == nil {
+        if !job.overwrite, PartialFile.exists(path) {
             throw ControlError(.invalidArgument, "\(path) already exists (use --overwrite to replace it)")
         }
         if let resume = job.resumeData {
@@ -46,8 +46,8 @@ enum JobValidation {
     }
 
     private static func validate(_ resume: ResumeData, for path: String) throws(ControlError) {
-        guard resume.version <= ResumeData.currentVersion else {
-            throw ControlError(.invalidArgument, "resume data version \(resume.version) is newer than this transferd understands")
+        guard (1...ResumeData.currentVersion).contains(resume.version) else {
+            throw ControlError(.invalidArgument, "resume data version \(resume.version) is not one this transferd understands (1...\(ResumeData.currentVersion))")
         }
         guard PartialFile.partialPath(for: path) == resume.partialPath else {
             throw ControlError(.invalidArgument, "the resume data's partial file \(resume.partialPath) does not belong to \(path); use -o \(resume.path)")

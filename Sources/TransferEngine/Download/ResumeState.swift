@@ -58,7 +58,7 @@ public struct ResumeData: Codable, Equatable, Sendable {
         etag = state.validators.etag
         lastModified = state.validators.lastModified
         bytesTotal = state.bytesTotal
-        headers = job.headers
+        headers = HeaderRedaction.withoutSecrets(job.headers)
     }
 
     public init(from decoder: Decoder) throws {

@@ -64,6 +64,16 @@ extension Job: Codable {
 public enum HeaderRedaction {
     public static let secretNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
+    public static func isSecret(_ header: String) -> Bool {
+        guard let colon = header.firstIndex(of: ":") else { return false }
+        return secretNames.contains(header[..<colon].lowercased())
+    }
+
+    /// The headers that may leave the daemon as they are (resume-data exports).
+    public static func withoutSecrets(_ headers: [String]) -> [String] {
+        headers.filter { !isSecret($0) }
+    }
+
     public static func redact(_ headers: [String]) -> [String] {
         headers.map { header in
             guard let colon = header.firstIndex(of: ":") else { return header }

@@ -131,11 +131,23 @@ extension Scheduler {
     private func act(_ request: ControlRequest, reply: @escaping Reply) {
         let command = request.command
         if request.all == true || request.batch != nil {
-            let targets = jobs.values
-                .filter { request.batch == nil || $0.job.batch == request.batch }
-                .filter { Self.acceptsBulk(command, $0.job.state) }
-                .sorted { $0.id < $1.id }
-            return apply(command, to: targets.map { .success($0) }, reply: reply)
+            let batch = request.batch
+            let inMemory = jobs.values.filter { batch == nil || $0.job.batch == batch }
+            guard command == .retry || command == .cancel else {
+                let targets = inMemory.filter { Self.acceptsBulk(command, $0.job.state) }.sorted { $0.id < $1.id }
+                return apply(command, to: targets.map { .success($0) }, reply: reply)
+            }
+            // Failed jobs have left memory: find them in the store.
+            let token = later(reply)
+            stored({ store in try store.jobs(state: .failed, batch: batch, limit: Int.max) }) { scheduler, result in
+                guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
+                let failed = ((try? result.get()) ?? []).filter { scheduler.jobs[$0.id] == nil }.map(ScheduledJob.init)
+                let targets = (scheduler.jobs.values.filter { batch == nil || $0.job.batch == batch } + failed)
+                    .filter { Self.acceptsBulk(command, $0.job.state) }
+                    .sorted { $0.id < $1.id }
+                scheduler.apply(command, to: targets.map { .success($0) }, reply: reply)
+            }
+            return
         }
         guard let ids = request.ids, !ids.isEmpty else {
             return reply(.failure(ControlError(.badRequest, "\(command.rawValue) needs job ids or --all")))

@@ -38,7 +38,7 @@ public enum TransferError: Error, Equatable, Sendable {
     public var message: String {
         switch self {
         case .httpStatus(let status): "the server answered HTTP \(status)"
-        case .network(let reason): "network error: \(reason)"
+        case .network(let reason): reason
         case .tls(let reason): "TLS verification failed: \(reason)"
         case .sourceChanged(let reason): "the source changed: \(reason)"
         case .checksumMismatch(let expected, let actual):
