@@ -116,6 +116,37 @@ final class PauseResumeTests: IntegrationTestCase {
         XCTAssertTrue(result.stderr.contains("partial file"), result.stderr)
     }
 
+    func testCompletePartialFileFinishesOnRangeNotSatisfiable() throws {
+        let size = 1 * MiB + 3
+        let name = "whole.bin"
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        // Resume data that says every byte is already here: the Range request gets a 416.
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: nginx.localPath(name), to: Files.partialPath(for: dest))
+        let runner = try CommandRunner(scratch: workDir.appendingPathComponent("curl"))
+        let head = runner.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-sI", nginx.url(.files, name)], timeout: 5)
+        let etagLine = try XCTUnwrap(head.stdout.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("etag:") },
+                                     head.summary)
+        let etag = String(etagLine.dropFirst(5)).trimmingCharacters(in: .whitespaces)
+        let document: [String: Any] = [
+            "version": 1, "url": nginx.url(.files, name), "path": dest.path, "etag": etag,
+            "partialPath": Files.partialPath(for: dest).path, "bytesReceived": size, "bytesTotal": size,
+            "headers": [String](),
+        ]
+        let file = workDir.appendingPathComponent("whole.resume.json")
+        try JSONSerialization.data(withJSONObject: document).write(to: file)
+
+        let created = cli.run(["download", "--resume-data", file.path])
+        XCTAssertEqual(created.exitCode, 0, created.summary)
+        let id = try XCTUnwrap(Int(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), created.summary)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        let gets = nginx.awaitGets(.files, name, count: 1)
+        XCTAssertEqual(gets.last?.status, 416, "log:\n\(nginx.describeLog())")
+        XCTAssertEqual(gets.last?.bodyBytesSent ?? -1 > 1000, false, "no body was re-fetched")
+    }
+
     func testCancelRunningRemovesPartialData() throws {
         let size = 3 * MiB
         let name = "cancel.bin"
