@@ -7,6 +7,7 @@ enum Help {
 
         commands:
           download URL -o PATH    queue a download; prints the job id
+          upload URL -F ...|-T F  queue an upload streamed from disk; prints the job id
           list                    jobs, newest first
           show ID                 one job in full, with its attempts
           pause ID...|--all       pause; a running transfer stops within a second

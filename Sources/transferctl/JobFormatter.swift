@@ -26,7 +26,7 @@ enum JobFormatter {
         return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
     }
 
-    static func detail(_ job: Job, attempts: [AttemptRecord]) -> String {
+    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> String {
         var lines = ["job \(job.id) (\(job.kind.rawValue))"]
         func field(_ name: String, _ value: String?) {
             guard let value else { return }
@@ -34,7 +34,15 @@ enum JobFormatter {
         }
         field("state", job.state.rawValue + (job.stateReason.map { " (\($0))" } ?? ""))
         field("url", job.url)
+        field("method", job.method)
         field("path", job.path)
+        for part in job.upload?.form ?? [] {
+            switch part {
+            case .field(let name, let value): field("field", "\(name)=\(value)")
+            case .file(let name, let source, let filename, let contentType):
+                field("file", "\(name)=@\(source.path) (\(filename), \(contentType), \(ByteCount.describe(source.size)))")
+            }
+        }
         field("progress", job.bytesTotal.map { total in
             let percent = total > 0 ? Int((Double(job.bytesDone) / Double(total) * 100).rounded(.down)) : 100
             return "\(ByteCount.describe(job.bytesDone)) of \(ByteCount.describe(total)) (\(percent)%)"
@@ -48,6 +56,9 @@ enum JobFormatter {
         field("priority", job.priority.rawValue)
         field("created", job.createdAt.iso8601)
         field("finished", job.finishedAt?.iso8601)
+        if job.kind == .upload, !job.state.hasEnded {
+            lines.append("  note:      an upload sends its body from the first byte again after a pause or an interruption")
+        }
         if !attempts.isEmpty {
             lines.append("attempts:")
             for attempt in attempts {
@@ -58,6 +69,12 @@ enum JobFormatter {
                 if let error = attempt.error { parts.append("\(error.code): \(error.message)") }
                 lines.append(parts.joined(separator: "  "))
             }
+        }
+        if let response {
+            lines.append("response: HTTP \(response.status)")
+            for header in response.headers { lines.append("  " + header) }
+            let body = String(decoding: response.body, as: UTF8.self)
+            if !body.isEmpty { lines.append(body + (response.truncated ? "\n[... truncated at 64 KiB]" : "")) }
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -24,24 +24,26 @@ struct ShowCommand: Subcommand {
         guard let job = response.job else { throw CommandFailure(message: "no job \(id)", status: .failure) }
         let attempts = response.attempts ?? []
         if context.json {
-            context.printJSON(JobDetail(job: job, attempts: attempts))
+            context.printJSON(JobDetail(job: job, attempts: attempts, response: response.response))
         } else {
-            FileHandle.standardOutput.write(JobFormatter.detail(job, attempts: attempts))
+            FileHandle.standardOutput.write(JobFormatter.detail(job, attempts: attempts, response: response.response))
         }
         return .success
     }
 }
 
-/// `show --json`: the job object plus `attemptLog`.
+/// `show --json`: the job object plus `attemptLog` and, for uploads, the server's `response`.
 struct JobDetail: Encodable {
     var job: Job
     var attempts: [AttemptRecord]
+    var response: UploadResponse?
 
     func encode(to encoder: Encoder) throws {
         try job.encode(to: encoder)
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(attempts, forKey: .attemptLog)
+        if job.kind == .upload { try container.encode(response, forKey: .response) }
     }
 
-    private enum Key: String, CodingKey { case attemptLog }
+    private enum Key: String, CodingKey { case attemptLog, response }
 }

@@ -4,6 +4,7 @@ import TransferEngine
 enum TransferCtl {
     static var commands: [String: any Subcommand.Type] { [
         "download": DownloadCommand.self,
+        "upload": UploadCommand.self,
         "list": ListCommand.self,
         "show": ShowCommand.self,
         "pause": TransitionCommand.self,

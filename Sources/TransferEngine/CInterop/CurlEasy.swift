@@ -13,6 +13,28 @@ public final class CurlEasy {
         case abort
     }
 
+    /// What the read callback tells libcurl.
+    public enum ReadAction {
+        /// This many bytes were put in the buffer; 0 ends the body.
+        case bytes(Int)
+        case pause
+        /// Stop the transfer (the owner records why).
+        case abort
+    }
+
+    /// A request body of known length, read through `onRead`.
+    public struct Body: Sendable {
+        /// `PUT` uses libcurl's upload mode; any other method sends the body like `POST`.
+        public var method: String
+        public var length: Int64
+        public var sendBufferSize = 512 * 1024
+
+        public init(method: String, length: Int64) {
+            self.method = method
+            self.length = length
+        }
+    }
+
     /// The request, in Swift terms.
     public struct Request: Sendable {
         public var url: String
@@ -29,6 +51,10 @@ public final class CurlEasy {
         public var userAgent = "transferd/\(TransferdVersion.current)"
         /// Receive at most this many bytes per second (libcurl's own limiter), nil for unlimited.
         public var maxReceiveSpeed: Int64?
+        /// Send at most this many bytes per second, nil for unlimited.
+        public var maxSendSpeed: Int64?
+        /// A body to send, read through `onRead`; nil for a GET.
+        public var body: Body?
 
         public init(url: String) { self.url = url }
     }
@@ -41,6 +67,8 @@ public final class CurlEasy {
     public var onWrite: (UnsafeRawBufferPointer) -> WriteAction = { _ in .consumed }
     /// Receives each header line (status lines included); false aborts the transfer.
     public var onHeader: (UnsafeRawBufferPointer) -> Bool = { _ in true }
+    /// Fills the buffer with request body bytes (when the request has a body).
+    public var onRead: (UnsafeMutableRawBufferPointer) -> ReadAction = { _ in .bytes(0) }
 
     public init(_ request: Request) throws(CurlCode) {
         guard let handle = curl_easy_init() else { throw CurlCode(CURLE_FAILED_INIT) }
@@ -66,7 +94,13 @@ public final class CurlEasy {
         if request.rangeStart > 0 {
             try check(tds_easy_setopt_string(handle, CURLOPT_RANGE, "\(request.rangeStart)-"))
         }
-        for header in request.headers {
+        var headers = request.headers
+        if let body = request.body {
+            try configure(body, maxSendSpeed: request.maxSendSpeed)
+            // No `Expect: 100-continue` round trip (libcurl would wait up to a second for it).
+            headers.append("Expect:")
+        }
+        for header in headers {
             headerList = curl_slist_append(headerList, header)
         }
         if let headerList { try check(tds_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
@@ -119,6 +153,31 @@ public final class CurlEasy {
         var pointer: UnsafeMutableRawPointer?
         guard tds_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
         return Unmanaged<CurlEasy>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    private func configure(_ body: Body, maxSendSpeed: Int64?) throws(CurlCode) {
+        if body.method == "PUT" {
+            try check(tds_easy_setopt_long(handle, CURLOPT_UPLOAD, 1))
+            try check(tds_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.length)))
+        } else {
+            try check(tds_easy_setopt_long(handle, CURLOPT_POST, 1))
+            try check(tds_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.length)))
+            if body.method != "POST" { try check(tds_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, body.method)) }
+        }
+        try check(tds_easy_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, body.sendBufferSize))
+        if let speed = maxSendSpeed {
+            try check(tds_easy_setopt_off(handle, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(speed)))
+        }
+        try check(tds_easy_setopt_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(self).toOpaque()))
+        try check(tds_easy_setopt_data_callback(handle, CURLOPT_READFUNCTION) { data, size, count, user in
+            guard let user, let data else { return tds_readfunc_abort() }
+            let easy = Unmanaged<CurlEasy>.fromOpaque(user).takeUnretainedValue()
+            switch easy.onRead(UnsafeMutableRawBufferPointer(start: data, count: size * count)) {
+            case .bytes(let count): return count
+            case .pause: return tds_readfunc_pause()
+            case .abort: return tds_readfunc_abort()
+            }
+        })
     }
 
     private func check(_ code: CURLcode) throws(CurlCode) {

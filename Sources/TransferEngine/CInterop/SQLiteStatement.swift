@@ -48,6 +48,12 @@ final class SQLiteStatement {
 
     func text(_ column: Int32) -> String { optionalText(column) ?? "" }
 
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     func optionalText(_ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         return String(cString: pointer)
@@ -75,6 +81,7 @@ struct SQLiteRow {
     mutating func text() -> String { defer { column += 1 }; return statement.text(column) }
     mutating func optionalText() -> String? { defer { column += 1 }; return statement.optionalText(column) }
     mutating func bool() -> Bool { int64() != 0 }
+    mutating func blob() -> [UInt8] { defer { column += 1 }; return statement.blob(column) }
 }
 
 extension SQLiteStatement {

@@ -5,6 +5,7 @@ public enum SQLiteValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case text(String)
+    case blob([UInt8])
 
     static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -13,6 +14,9 @@ public enum SQLiteValue: Sendable, Equatable {
         case .null: sqlite3_bind_null(statement, index)
         case .integer(let value): sqlite3_bind_int64(statement, index, value)
         case .text(let value): sqlite3_bind_text(statement, index, value, -1, Self.transient)
+        case .blob(let bytes):
+            bytes.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                                      Int32($0.count), Self.transient) }
         }
     }
 }

@@ -13,9 +13,12 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var attempts: [AttemptRecord]?
     public var resumeData: ResumeData?
     public var stats: DaemonStats?
+    /// `show` of an upload: what the server answered, once it did.
+    public var response: UploadResponse?
 
     public init(ok: Bool = true, error: ControlError? = nil, jobs: [Job]? = nil, job: Job? = nil,
-                attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil) {
+                attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil,
+                response: UploadResponse? = nil) {
         version = ControlRequest.protocolVersion
         self.ok = ok
         self.error = error
@@ -24,6 +27,7 @@ public struct ControlResponse: Codable, Equatable, Sendable {
         self.attempts = attempts
         self.resumeData = resumeData
         self.stats = stats
+        self.response = response
     }
 
     public static func failure(_ error: ControlError) -> ControlResponse {

@@ -4,10 +4,9 @@ import FoundationEssentials
 /// instead of failing later.
 enum JobValidation {
     static func validate(_ job: NewJob) throws(ControlError) {
-        guard job.kind == .download else {
-            throw ControlError(.invalidArgument, "uploads are not supported by this transferd yet")
-        }
         try validateURL(job.url)
+        try validateCommon(job)
+        guard job.kind == .download else { return }
         guard let path = job.path, !path.isEmpty else {
             throw ControlError(.invalidArgument, "a download needs a destination: -o PATH")
         }
@@ -17,6 +16,16 @@ enum JobValidation {
         guard !path.hasSuffix("/") else {
             throw ControlError(.invalidArgument, "the destination is a directory, not a file: \(path)")
         }
+        if !job.overwrite, PartialFile.exists(path) {
+            throw ControlError(.invalidArgument, "\(path) already exists (use --overwrite to replace it)")
+        }
+        if let resume = job.resumeData {
+            try validate(resume, for: path)
+        }
+    }
+
+    /// What downloads and uploads share.
+    private static func validateCommon(_ job: NewJob) throws(ControlError) {
         if let sha256 = job.sha256 {
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
                 throw ControlError(.invalidArgument, "--sha256 needs 64 hexadecimal digits, got '\(sha256)'")
@@ -28,12 +37,6 @@ enum JobValidation {
         // (UTF-8 bytes, not Characters: "\r\n" is one Character and would hide inside a header.)
         for header in job.headers where !header.contains(":") || header.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
             throw ControlError(.invalidArgument, "a header must look like 'Name: value', got '\(header)'")
-        }
-        if !job.overwrite, PartialFile.exists(path) {
-            throw ControlError(.invalidArgument, "\(path) already exists (use --overwrite to replace it)")
-        }
-        if let resume = job.resumeData {
-            try validate(resume, for: path)
         }
     }
 

@@ -7,8 +7,11 @@ enum AttemptPreparation: Sendable {
     case finalize(PartialFile, ResumeState)
     /// The rename had happened too; only the record of it was missing.
     case alreadyComplete
+    /// An upload's body, its files open and checked against their snapshots.
+    case upload(any UploadBody)
 
     static func prepare(_ job: Job, attempt: Int, in store: JobStore) throws -> AttemptPreparation {
+        if job.kind == .upload { return try prepareUpload(job, attempt: attempt, in: store) }
         guard let destination = job.path, let partialPath = job.partialPath else {
             throw TransferError.io(path: "", operation: "download without a destination", errno: 0)
         }
@@ -33,5 +36,21 @@ enum AttemptPreparation: Sendable {
             try store.beginAttempt(job.id, number: attempt, rangeStart: start.bytesDurable)
         }
         return .ready(file, resume)
+    }
+
+    /// An upload sends its whole body again on every attempt: multipart cannot continue mid-stream.
+    private static func prepareUpload(_ job: Job, attempt: Int, in store: JobStore) throws -> AttemptPreparation {
+        guard let spec = job.upload else {
+            throw TransferError.io(path: "", operation: "upload without a body", errno: 0)
+        }
+        try store.beginAttempt(job.id, number: attempt, rangeStart: 0)
+        let readers = try spec.sources.map { source throws(TransferError) in try SourceReader(source) }
+        if let form = spec.form, let boundary = spec.boundary {
+            return .upload(MultipartBody(form: form, boundary: boundary, readers: readers))
+        }
+        guard let reader = readers.first else {
+            throw TransferError.io(path: "", operation: "upload without a body", errno: 0)
+        }
+        return .upload(RawBody(reader: reader))
     }
 }

@@ -9,7 +9,7 @@ public enum AttemptOutcome: Equatable, Sendable {
 
 /// One attempt of a download: owns the easy handle, decides from the response head what to do
 /// with the body, and appends it to the partial file. Thread: the loop thread.
-final class DownloadTransfer {
+final class DownloadTransfer: Transfer {
     enum Phase: Equatable {
         case awaitingHead
         case receiving
@@ -79,6 +79,8 @@ final class DownloadTransfer {
         state.bytesDurable = offset
         return state
     }
+
+    var transferred: Int64 { received }
 
     var needsCheckpoint: Bool { !durabilityInFlight && offset > resume.bytesDurable && phase == .receiving }
 

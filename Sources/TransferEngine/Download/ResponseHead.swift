@@ -3,10 +3,13 @@ public struct ResponseHead: Equatable, Sendable {
     public var status: Int
     /// Lower-cased field names; the last value wins.
     public var fields: [String: String]
+    /// The header lines as received (`Name: value`), in order.
+    public var lines: [String]
 
-    public init(status: Int, fields: [String: String] = [:]) {
+    public init(status: Int, fields: [String: String] = [:], lines: [String] = []) {
         self.status = status
         self.fields = fields
+        self.lines = lines
     }
 
     public var etag: String? { fields["etag"] }
@@ -39,6 +42,7 @@ public struct ResponseHeadParser: Sendable {
         let name = text[..<colon].lowercased()
         let value = String(text[text.index(after: colon)...]).trimmingSpaces
         current?.fields[name] = value
+        current?.lines.append(text)
         return nil
     }
 }

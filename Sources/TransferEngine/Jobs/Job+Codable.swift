@@ -3,7 +3,7 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt
+             createdAt, updatedAt, finishedAt, method, form, upload
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -31,6 +31,9 @@ extension Job: Codable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(finishedAt, forKey: .finishedAt)
+        try container.encode(method, forKey: .method)
+        try container.encode(upload?.form, forKey: .form)
+        if let upload { try container.encode(upload, forKey: .upload) }
     }
 
     public init(from decoder: Decoder) throws {
@@ -57,6 +60,8 @@ extension Job: Codable {
         createdAt = try container.decode(Timestamp.self, forKey: .createdAt)
         updatedAt = try container.decode(Timestamp.self, forKey: .updatedAt)
         finishedAt = try container.decodeIfPresent(Timestamp.self, forKey: .finishedAt)
+        method = try container.decodeIfPresent(String.self, forKey: .method)
+        upload = try container.decodeIfPresent(UploadSpec.self, forKey: .upload)
     }
 }
 

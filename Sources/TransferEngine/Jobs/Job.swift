@@ -23,6 +23,9 @@ public struct Job: Equatable, Sendable {
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
     public var finishedAt: Timestamp?
+    /// Uploads: the request method and what the body is made of.
+    public var method: String?
+    public var upload: UploadSpec?
 
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
@@ -47,10 +50,15 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var paused: Bool
     /// Continue from exported resume data instead of starting at byte 0.
     public var resumeData: ResumeData?
+    /// Uploads: `POST` or `PUT` (default POST for a form, PUT for a raw file in `path`).
+    public var method: String?
+    /// Uploads: the multipart form; nil for a raw-body upload of `path`.
+    public var form: [FormField]?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
-                limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil) {
+                limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
+                method: String? = nil, form: [FormField]? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -63,5 +71,7 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.retries = retries
         self.paused = paused
         self.resumeData = resumeData
+        self.method = method
+        self.form = form
     }
 }

@@ -3,7 +3,7 @@
 final class ScheduledJob {
     var job: Job
     /// The attempt in progress, from the moment its easy handle exists until it has stopped.
-    var transfer: DownloadTransfer?
+    var transfer: (any Transfer)?
     /// `job.attempts` may not pass this without the job failing (reset by `retry`).
     var attemptLimit: Int
 
@@ -16,20 +16,24 @@ final class ScheduledJob {
 
     /// Forgets the transfer, keeping what it learned (total size, bytes) in the job.
     func detach() {
-        guard let transfer else { return }
+        guard transfer != nil else { return }
         job = live
-        job.bytesDone = transfer.checkpoint.bytesDurable
-        self.transfer = nil
+        // A download keeps its durable bytes; an upload starts its body again.
+        job.bytesDone = (transfer as? DownloadTransfer)?.checkpoint.bytesDurable ?? 0
+        transfer = nil
     }
 
     /// The job as clients should see it: live bytes from the running transfer.
     var live: Job {
         var live = job
-        if let transfer {
-            live.bytesDone = transfer.offset
-            live.bytesTotal = transfer.resume.bytesTotal ?? job.bytesTotal
-            if let status = transfer.status { live.httpStatus = status }
+        if let download = transfer as? DownloadTransfer {
+            live.bytesDone = download.offset
+            live.bytesTotal = download.resume.bytesTotal ?? job.bytesTotal
+        } else if let upload = transfer as? UploadTransfer {
+            live.bytesDone = upload.sent
+            live.bytesTotal = upload.contentLength
         }
+        if let status = transfer?.status { live.httpStatus = status }
         return live
     }
 }

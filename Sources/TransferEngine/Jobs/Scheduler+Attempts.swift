@@ -4,7 +4,7 @@ import Dispatch
 extension Scheduler {
     /// The running transfer of attempt `attempt` of job `id`, if it is still the current one.
     func transfer(_ id: JobID, attempt: Int) -> DownloadTransfer? {
-        guard let transfer = jobs[id]?.transfer, transfer.attempt == attempt else { return nil }
+        guard let transfer = jobs[id]?.transfer as? DownloadTransfer, transfer.attempt == attempt else { return nil }
         return transfer
     }
 
@@ -54,29 +54,40 @@ extension Scheduler {
     }
 
     /// Decides what follows an attempt that stopped by itself, and records it.
-    func conclude(_ scheduled: ScheduledJob, attempt: Int, outcome: AttemptOutcome, transfer: DownloadTransfer?) {
+    func conclude(_ scheduled: ScheduledJob, attempt: Int, outcome: AttemptOutcome, transfer: (any Transfer)?) {
         guard jobs[scheduled.id] === scheduled, scheduled.job.state == .running, scheduled.job.attempts == attempt else {
             return
         }
         let id = scheduled.id
         let status = transfer?.status
-        let received = transfer?.received ?? 0
-        let checkpoint = transfer?.checkpoint
-        let file = transfer?.file
+        let received = transfer?.transferred ?? 0
+        let download = transfer as? DownloadTransfer
+        let checkpoint = download?.checkpoint
+        let file = download?.file
+        let response = (transfer as? UploadTransfer)?.response
         switch outcome {
         case .completed:
-            guard let transfer else { return }
-            logger.debug("job \(id): attempt \(attempt) received \(transfer.received) bytes; finishing the file")
-            finalize(scheduled, attempt: attempt, file: transfer.file, state: transfer.checkpoint, transfer: transfer)
+            if let download {
+                logger.debug("job \(id): attempt \(attempt) received \(received) bytes; finishing the file")
+                finalize(scheduled, attempt: attempt, file: download.file, state: download.checkpoint, transfer: download)
+            } else {
+                logger.info("job \(id): completed, sent \(received) bytes, HTTP \(status ?? 0)")
+                ended(scheduled, StateChange(.completed, httpStatus: status, bytesDone: received)) { store in
+                    if let response { try store.saveResponse(id, response) }
+                    try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received)
+                }
+            }
         case .failed(let error):
             let record: @Sendable (JobStore) throws -> Void = { store in
                 if let checkpoint { try store.saveResume(id, checkpoint) }
+                if let response { try store.saveResponse(id, response) }
                 try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received)
             }
             let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable)
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
             scheduled.detach()
-            let emptyPartial = next.state == .failed && (checkpoint?.bytesDurable ?? 0) == 0 ? scheduled.job.partialPath : nil
+            let emptyPartial = download != nil && next.state == .failed && (checkpoint?.bytesDurable ?? 0) == 0
+                ? scheduled.job.partialPath : nil
             change(scheduled, next, syncing: file, alsoRecord: record) { [unowned self] _ in
                 // A failed job keeps its bytes for `retry`; with none, it leaves no empty file behind.
                 if let emptyPartial { files.async { PartialFile.remove(emptyPartial) } }

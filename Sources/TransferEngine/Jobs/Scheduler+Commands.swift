@@ -42,13 +42,22 @@ extension Scheduler {
                         validators: Validators(etag: $0.etag, lastModified: $0.lastModified), bytesTotal: $0.bytesTotal)
         }
         let token = later(reply)
-        stored({ store in try store.insert(new, maxRetries: retries, resume: resume) }) { scheduler, result in
+        stored({ store in
+            // Uploads snapshot their files here, off the loop thread.
+            guard new.kind == .upload else { return try store.insert(new, maxRetries: retries, resume: resume) }
+            var upload = new
+            let plan = try UploadPlan.resolve(new)
+            upload.method = plan.method
+            return try store.insert(upload, maxRetries: retries, resume: nil, upload: plan.spec, bytesTotal: plan.length)
+        }) { scheduler, result in
             switch result {
             case .success(let job):
-                scheduler.logger.info("job \(job.id): queued \(job.url) -> \(job.path ?? "")")
+                scheduler.logger.info("job \(job.id): queued \(job.kind.rawValue) \(job.url) \(job.kind == .download ? "->" : "<-") \(job.path ?? "form")")
                 scheduler.jobs[job.id] = ScheduledJob(job: job)
                 scheduler.respond(token, ControlResponse(job: job))
                 scheduler.startNext()
+            case .failure(let error as ControlError):
+                scheduler.respond(token, .failure(error))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the job: \(error)")))
             }
@@ -73,10 +82,11 @@ extension Scheduler {
     private func show(_ request: ControlRequest, reply: @escaping Reply) {
         guard let id = request.ids?.first else { return reply(.failure(ControlError(.badRequest, "show needs a job id"))) }
         let token = later(reply)
-        stored({ store in try store.job(id).map { ($0, try store.attempts(id)) } }) { scheduler, result in
+        stored({ store in try store.job(id).map { ($0, try store.attempts(id), try store.response(id)) } }) { scheduler, result in
             switch result {
-            case .success(.some(let (job, attempts))):
-                scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job, attempts: attempts))
+            case .success(.some(let (job, attempts, response))):
+                scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job, attempts: attempts,
+                                                         response: response))
             case .success(.none):
                 scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(id)")))
             case .failure(let error):
@@ -96,7 +106,7 @@ extension Scheduler {
                     version: TransferdVersion.current, pid: ProcessIdentity.pid,
                     stateDirectory: scheduler.configuration.stateDirectory, jobs: jobs,
                     maxActive: scheduler.configuration.maxActive,
-                    rates: DaemonStats.Rates(down: scheduler.downloadRate, up: 0),
+                    rates: DaemonStats.Rates(down: scheduler.downloadRate, up: scheduler.uploadRate),
                     limits: DaemonStats.Rates(down: scheduler.configuration.limitDown, up: scheduler.configuration.limitUp))
                 scheduler.respond(token, ControlResponse(stats: stats))
             case .failure(let error):
@@ -235,8 +245,9 @@ extension Scheduler {
             return change(scheduled, StateChange(.queued, reason: reason), then: { _ in done() })
         }
         stopTransfer(of: scheduled) { [unowned self] transfer in
-            let checkpoint = transfer?.checkpoint
-            let attempt = transfer.map { ($0.attempt, $0.status, $0.received) }
+            let download = transfer as? DownloadTransfer
+            let checkpoint = download?.checkpoint
+            let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred) }
             let partialPath = scheduled.job.partialPath
             scheduled.detach()
             let finishAttempt: @Sendable (JobStore) throws -> Void = { store in
@@ -247,7 +258,7 @@ extension Scheduler {
             if target == .paused {
                 change(scheduled, StateChange(.paused, reason: "paused by user", httpStatus: transfer?.status,
                                                      bytesDone: checkpoint?.bytesDurable),
-                       syncing: transfer?.file, alsoRecord: { store in
+                       syncing: download?.file, alsoRecord: { store in
                            if let checkpoint { try store.saveResume(id, checkpoint) }
                            try finishAttempt(store)
                        }) { _ in done() }

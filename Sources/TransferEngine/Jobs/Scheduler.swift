@@ -33,9 +33,10 @@ public final class Scheduler {
     /// may only carry Sendable values).
     var pendingThen: [Int: (Result<Void, any Error>) -> Void] = [:]
     var pendingReplies: [Int: Reply] = [:]
-    /// Bytes per second received over the last tick, all transfers together.
+    /// Bytes per second received and sent over the last tick, all transfers together.
     private(set) var downloadRate: Int64 = 0
-    private var lastTickBytes: Int64 = 0
+    private(set) var uploadRate: Int64 = 0
+    private var lastTick: (received: Int64, sent: Int64) = (0, 0)
     private var lastToken = 0
     private var retryTimer: UVTimer!
     private var tickTimer: UVTimer!
@@ -102,20 +103,21 @@ public final class Scheduler {
         }
         switch result {
         case .success(.ready(let file, let resume)):
-            do {
+            launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
                 let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
                                                     headers: scheduled.job.headers, limit: scheduled.job.limit,
                                                     file: file, resume: resume)
                 transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
                 transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
-                try multi.add(transfer.easy)
-                scheduled.transfer = transfer
-                transfersByEasy[ObjectIdentifier(transfer.easy)] = id
                 logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)")
-            } catch let error as TransferError {
-                conclude(scheduled, attempt: attempt, outcome: .failed(error), transfer: nil)
-            } catch {
-                conclude(scheduled, attempt: attempt, outcome: .failed(.network("\(error)")), transfer: nil)
+                return transfer
+            }
+        case .success(.upload(let body)):
+            launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
+                logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
+                return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
+                                          method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
+                                          body: body, limit: scheduled.job.limit)
             }
         case .success(.finalize(let file, let resume)):
             finalize(scheduled, attempt: attempt, file: file, state: resume, transfer: nil)
@@ -131,6 +133,22 @@ public final class Scheduler {
 
     // MARK: Transfers
 
+    /// Creates the attempt's transfer and hands its easy handle to the engine.
+    private func launch(_ scheduled: ScheduledJob, attempt: Int, _ make: () throws(TransferError) -> any Transfer) {
+        let transfer: any Transfer
+        do {
+            transfer = try make()
+            try multi.add(transfer.easy)
+        } catch let error as TransferError {
+            return conclude(scheduled, attempt: attempt, outcome: .failed(error), transfer: nil)
+        } catch {
+            return conclude(scheduled, attempt: attempt, outcome: .failed(.network("cannot start the transfer: \(error)")),
+                            transfer: nil)
+        }
+        scheduled.transfer = transfer
+        transfersByEasy[ObjectIdentifier(transfer.easy)] = scheduled.id
+    }
+
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
         guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
               let scheduled = jobs[id], let transfer = scheduled.transfer, transfer.easy === easy
@@ -143,7 +161,7 @@ public final class Scheduler {
     }
 
     /// Takes a running transfer off the engine now; `then` runs once its checkpoints are on disk.
-    func stopTransfer(of scheduled: ScheduledJob, then: @escaping (DownloadTransfer?) -> Void) {
+    func stopTransfer(of scheduled: ScheduledJob, then: @escaping ((any Transfer)?) -> Void) {
         guard let transfer = scheduled.transfer else { return then(nil) }
         multi.remove(transfer.easy)
         transfersByEasy[ObjectIdentifier(transfer.easy)] = nil
@@ -153,13 +171,19 @@ public final class Scheduler {
 
     private func tick() {
         var received: Int64 = 0
+        var sent: Int64 = 0
         for scheduled in jobs.values {
-            guard let transfer = scheduled.transfer else { continue }
-            received += transfer.received
-            if transfer.needsCheckpoint { checkpoint(transfer) }
+            if let download = scheduled.transfer as? DownloadTransfer {
+                received += download.received
+                if download.needsCheckpoint { checkpoint(download) }
+            } else if let upload = scheduled.transfer as? UploadTransfer {
+                sent += upload.sent
+            }
         }
-        downloadRate = max(0, received - lastTickBytes)
-        lastTickBytes = received
+        // Transfers that ended since the last tick make the sums drop: never report less than 0.
+        downloadRate = max(0, received - lastTick.received)
+        uploadRate = max(0, sent - lastTick.sent)
+        lastTick = (received, sent)
     }
 
     // MARK: Retry timer
@@ -277,9 +301,10 @@ public final class Scheduler {
         for scheduled in jobs.values where scheduled.job.state == .running {
             remaining += 1
             stopTransfer(of: scheduled) { [unowned self] transfer in
-                let checkpoint = transfer?.checkpoint
-                let file = transfer?.file
-                let attempt = transfer.map { ($0.attempt, $0.status, $0.received) }
+                let download = transfer as? DownloadTransfer
+                let checkpoint = download?.checkpoint
+                let file = download?.file
+                let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred) }
                 let id = scheduled.id
                 scheduled.detach()
                 change(scheduled, StateChange(.queued, reason: "daemon stopped", httpStatus: transfer?.status,

@@ -25,7 +25,7 @@ public final class JobStore {
     private static let jobColumns = """
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
-        error_message, next_attempt_at, created_at, updated_at, finished_at
+        error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload
         """
 
     private static func job(_ row: inout SQLiteRow) -> Job {
@@ -52,28 +52,34 @@ public final class JobStore {
         let createdAt = Timestamp(rawValue: row.int64())
         let updatedAt = Timestamp(rawValue: row.int64())
         let finishedAt = row.optionalInt64().map(Timestamp.init(rawValue:))
+        let method = row.optionalText()
+        let upload = row.optionalText().flatMap { try? JSONDecoder().decode(UploadSpec.self, from: Data($0.utf8)) }
         return Job(id: id, kind: kind, state: state, stateReason: reason, url: url, path: path,
                    headers: headers, sha256: sha256, overwrite: overwrite, priority: priority,
                    batch: batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone,
                    bytesTotal: bytesTotal, attempts: attempts, httpStatus: httpStatus,
                    error: errorCode.map { JobError(code: $0, message: errorMessage ?? "") },
                    nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
-                   finishedAt: finishedAt)
+                   finishedAt: finishedAt, method: method, upload: upload)
     }
 
     /// Queues a new job (with its resume state, when it continues earlier bytes).
-    public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, now: Timestamp = .now) throws -> Job {
+    public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
+                       bytesTotal: Int64? = nil, now: Timestamp = .now) throws -> Job {
         let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
+        let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         return try connection.transaction {
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
-                                  batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
+                                  method, upload)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
                 new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
-                resume?.bytesDurable ?? 0, resume?.bytesTotal, now.rawValue, now.rawValue)
+                resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
+                upload == nil ? String?.none : new.method, uploadJSON)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }
@@ -171,6 +177,23 @@ public final class JobStore {
                                  httpStatus: status, error: code.map { JobError(code: $0, message: message ?? "") },
                                  bytes: row.int64())
         }
+    }
+
+    // MARK: Upload responses
+
+    public func saveResponse(_ id: JobID, _ response: UploadResponse) throws {
+        let headers = String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self)
+        try connection.run("INSERT OR REPLACE INTO upload_responses (job_id, status, headers, body, truncated) VALUES (?, ?, ?, ?, ?)",
+                           id.rawValue, response.status, headers, SQLiteValue.blob(response.body), response.truncated)
+    }
+
+    public func response(_ id: JobID) throws -> UploadResponse? {
+        try connection.query("SELECT status, headers, body, truncated FROM upload_responses WHERE job_id = ?",
+                             [id.rawValue]) { row in
+            let status = row.int()
+            let headers = (try? JSONDecoder().decode([String].self, from: Data(row.text().utf8))) ?? []
+            return UploadResponse(status: status, headers: headers, body: row.blob(), truncated: row.bool())
+        }.first
     }
 
     // MARK: Resume data

@@ -1,0 +1,17 @@
+/// One attempt in progress, as the scheduler drives it: a download or an upload.
+/// Thread: the loop thread.
+protocol Transfer: AnyObject {
+    var jobID: JobID { get }
+    var attempt: Int { get }
+    var easy: CurlEasy { get }
+    /// The final response's status, once its head arrived.
+    var status: Int? { get }
+    /// Body bytes moved in this attempt (received for a download, sent for an upload).
+    var transferred: Int64 { get }
+    /// Stops feeding the transfer; called once it is out of the engine.
+    func stop()
+    /// Runs `work` once nothing of this transfer is on its way to disk.
+    func whenIdle(_ work: @escaping () -> Void)
+    /// The attempt's result, given libcurl's code for it.
+    func outcome(_ code: CurlCode) -> AttemptOutcome
+}

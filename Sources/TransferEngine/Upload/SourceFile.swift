@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file to upload as it was when the job was queued: a later size or mtime means it changed.
+public struct SourceFile: Codable, Equatable, Sendable {
+    public var path: String
+    public var size: Int64
+    /// st_mtim in nanoseconds since the epoch.
+    public var modified: Int64
+
+    public init(path: String, size: Int64, modified: Int64) {
+        self.path = path
+        self.size = size
+        self.modified = modified
+    }
+
+    /// Takes the snapshot now; nil with a reason when the path is not a readable regular file.
+    public static func snapshot(_ path: String) -> Result<SourceFile, TransferError> {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            return .failure(.io(path: path, operation: "upload (not a regular file)", errno: 0))
+        }
+        guard access(path, R_OK) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
+        return .success(SourceFile(path: path, size: Int64(info.st_size), modified: modifiedNanoseconds(info)))
+    }
+
+    static func modifiedNanoseconds(_ info: stat) -> Int64 {
+        Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+}
+
+/// An open source file, checked against its snapshot. Owns the descriptor (closed in deinit).
+/// Thread: opened on the store queue, read on the loop thread.
+// @unchecked: a file descriptor read with pread (thread-safe); used by one thread at a time.
+public final class SourceReader: @unchecked Sendable {
+    public let source: SourceFile
+    private let descriptor: Int32
+
+    /// Opens the file and fails with `source_changed` when it no longer matches the snapshot.
+    public init(_ source: SourceFile) throws(TransferError) {
+        self.source = source
+        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw .sourceChanged("\(source.path) was removed after the job was queued") }
+            throw .io(path: source.path, operation: "open", errno: errno)
+        }
+        descriptor = fd
+        try verify()
+    }
+
+    deinit { close(descriptor) }
+
+    /// Fails with `source_changed` when the file's size or mtime differ from the snapshot.
+    public func verify() throws(TransferError) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io(path: source.path, operation: "stat", errno: errno) }
+        let size = Int64(info.st_size)
+        let modified = SourceFile.modifiedNanoseconds(info)
+        guard size == source.size, modified == source.modified else {
+            throw .sourceChanged("\(source.path) changed after the job was queued (size \(source.size) → \(size))")
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; a file that ends early has changed.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(TransferError) -> Int {
+        let wanted = Int(min(Int64(buffer.count), source.size - offset))
+        guard wanted > 0 else { return 0 }
+        while true {
+            let count = pread(descriptor, buffer.baseAddress, wanted, off_t(offset))
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw .io(path: source.path, operation: "read", errno: errno) }
+            guard count > 0 else { throw .sourceChanged("\(source.path) became shorter while it was being sent") }
+            return count
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// One attempt of an upload: owns the easy handle, streams the body from disk through the
+/// read callback, and keeps the server's answer. Thread: the loop thread.
+final class UploadTransfer: Transfer {
+    let jobID: JobID
+    let attempt: Int
+    let easy: CurlEasy
+    private var body: any UploadBody
+    let contentLength: Int64
+    private(set) var sent: Int64 = 0
+    private(set) var response: UploadResponse?
+    private var parser = ResponseHeadParser()
+    private var verdict: AttemptOutcome?
+    private var stopped = false
+
+    init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], body: any UploadBody,
+         limit: Int64?) throws(TransferError) {
+        self.jobID = jobID
+        self.attempt = attempt
+        self.body = body
+        contentLength = body.contentLength
+        var request = CurlEasy.Request(url: url)
+        request.headers = headers
+        if let contentType = body.contentType { request.headers.append("Content-Type: \(contentType)") }
+        // A redirect would need the body again from the start: report it instead.
+        request.followRedirects = false
+        request.lowSpeedSeconds = DownloadTransfer.stallSeconds
+        request.maxSendSpeed = limit
+        request.body = CurlEasy.Body(method: method, length: contentLength)
+        do {
+            easy = try CurlEasy(request)
+        } catch {
+            throw .network("cannot set up the request: \(error)")
+        }
+        easy.onRead = { [unowned self] buffer in read(buffer) }
+        easy.onHeader = { [unowned self] line in header(line) }
+        easy.onWrite = { [unowned self] bytes in
+            response?.append(bytes)
+            return .consumed
+        }
+    }
+
+    var status: Int? { response?.status }
+    var transferred: Int64 { sent }
+
+    func stop() { stopped = true }
+
+    func whenIdle(_ work: @escaping () -> Void) { work() }
+
+    func outcome(_ code: CurlCode) -> AttemptOutcome {
+        if let verdict { return verdict }
+        switch code.category {
+        case .ok:
+            guard let status = response?.status else { return .failed(.network("no response")) }
+            return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
+        case .network:
+            if code.isTimeout, sent > 0 { return .failed(.stalled(seconds: DownloadTransfer.stallSeconds)) }
+            return .failed(.network(easy.errorDetail ?? code.description))
+        case .tls:
+            return .failed(.tls(easy.errorDetail ?? code.description))
+        case .aborted, .request:
+            return .failed(.network(easy.errorDetail ?? code.description))
+        }
+    }
+
+    private func read(_ buffer: UnsafeMutableRawBufferPointer) -> CurlEasy.ReadAction {
+        guard !stopped else { return .abort }
+        do {
+            let count = try body.read(into: buffer)
+            sent += Int64(count)
+            return .bytes(count)
+        } catch {
+            verdict = .failed(error)
+            return .abort
+        }
+    }
+
+    private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") { response = nil }
+        guard let head = parser.consume(line) else { return true }
+        if head.status >= 200 { response = UploadResponse(status: head.status, headers: head.lines) }
+        return true
+    }
+}

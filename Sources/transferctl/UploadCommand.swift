@@ -1,0 +1,74 @@
+import TransferEngine
+
+/// `transferctl upload URL -F ... | -T FILE`: queue an upload streamed from disk.
+struct UploadCommand: Subcommand {
+    static let help = """
+        usage: transferctl upload URL -F 'NAME=VALUE' -F 'NAME=@FILE[;type=MIME][;filename=NAME]' ... [options]
+               transferctl upload URL -T FILE [options]
+
+        Queues an upload and prints the new job's id. -F sends a multipart/form-data body
+        (curl's syntax; quote a file or filename holding ';' or '"': -F 'f=@"a;b.txt"');
+        -T sends FILE as the raw body. Files are read from disk as they are sent, never
+        whole; if one changes after queueing, the job fails with source_changed. After a
+        pause or an interruption an upload sends its body again from the first byte.
+
+        options:
+          -F, --form PART         a form part (repeatable)
+          -T, --upload-file FILE  send FILE as the body
+          --method M              POST or PUT (default: POST with -F, PUT with -T)
+          -H, --header 'N: v'     extra request header (repeatable)
+          --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
+          --priority P            high, normal or low (default normal)
+          --retry N               retries after a failed attempt (default 7)
+          --batch B               add to batch B
+          --paused                create the job paused
+
+        examples:
+          transferctl upload https://api.example.com/photos -F title=Holiday -F photo=@beach.jpg
+          transferctl upload https://dav.example.com/backup/db.dump -T db.dump
+        """
+
+    var job: NewJob
+
+    static func parse(name: String, _ arguments: inout ArgumentList) throws -> UploadCommand {
+        let forms = try arguments.options("-F", "--form")
+        let raw = try arguments.option("-T", "--upload-file")
+        let method = try arguments.option("--method")
+        let headers = try arguments.options("-H", "--header")
+        let paused = arguments.flag("--paused")
+        let common = try CommonJobOptions.parse(&arguments)
+        let positionals = try arguments.positionals()
+        guard positionals.count == 1, let url = positionals.first else {
+            throw UsageError("upload takes one URL (see transferctl upload --help)")
+        }
+        guard forms.isEmpty != (raw == nil) else {
+            throw UsageError("upload needs form parts (-F) or one file (-T), not both and not neither")
+        }
+        var fields: [FormField] = []
+        for form in forms {
+            var field: FormField
+            do { field = try FormField.parse(form) } catch { throw UsageError(error.message) }
+            if let file = field.file { field.file = try readable(file) }
+            fields.append(field)
+        }
+        let job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: headers,
+                         priority: common.priority, batch: common.batch, limit: common.limit,
+                         retries: common.retries, paused: paused, method: method?.uppercased(),
+                         form: fields.isEmpty ? nil : fields)
+        return UploadCommand(job: job)
+    }
+
+    /// The absolute path of a file the daemon will read, refused early when it cannot be read.
+    private static func readable(_ path: String) throws -> String {
+        let absolute = StatePaths.absolute(path)
+        if case .failure(let error) = SourceFile.snapshot(absolute) { throw UsageError(error.message) }
+        return absolute
+    }
+
+    func run(_ context: Context) throws -> ExitStatus {
+        let response = try context.send(ControlRequest(.add, job: job))
+        guard let created = response.job else { throw CommandFailure(message: "the daemon did not return the job", status: .failure) }
+        if context.json { context.printJSON(created) } else { context.print(created.id.description) }
+        return .success
+    }
+}
