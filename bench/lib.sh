@@ -12,6 +12,7 @@ chmod 755 "$BENCH_DIR" "$BENCH_DIR/www"  # nginx workers run as nobody
 cleanup() {
     [ -f "$BENCH_DIR/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx.pid")" 2>/dev/null || true
     [ -n "${TRANSFERD_PID:-}" ] && kill "$TRANSFERD_PID" 2>/dev/null || true
+    kill $(jobs -p) 2>/dev/null || true
     wait 2>/dev/null || true
     [ -z "${KEEP_BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
 }
