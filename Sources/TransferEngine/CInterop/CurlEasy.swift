@@ -49,10 +49,6 @@ public final class CurlEasy {
         public var lowSpeedBytes = 1
         public var lowSpeedSeconds = 60
         public var userAgent = "transferd/\(TransferdVersion.current)"
-        /// Receive at most this many bytes per second (libcurl's own limiter), nil for unlimited.
-        public var maxReceiveSpeed: Int64?
-        /// Send at most this many bytes per second, nil for unlimited.
-        public var maxSendSpeed: Int64?
         /// A body to send, read through `onRead`; nil for a GET.
         public var body: Body?
 
@@ -88,15 +84,12 @@ public final class CurlEasy {
         try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
-        if let speed = request.maxReceiveSpeed {
-            try check(tds_easy_setopt_off(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(speed)))
-        }
         if request.rangeStart > 0 {
             try check(tds_easy_setopt_string(handle, CURLOPT_RANGE, "\(request.rangeStart)-"))
         }
         var headers = request.headers
         if let body = request.body {
-            try configure(body, maxSendSpeed: request.maxSendSpeed)
+            try configure(body)
             // No `Expect: 100-continue` round trip (libcurl would wait up to a second for it).
             headers.append("Expect:")
         }
@@ -155,7 +148,7 @@ public final class CurlEasy {
         return Unmanaged<CurlEasy>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    private func configure(_ body: Body, maxSendSpeed: Int64?) throws(CurlCode) {
+    private func configure(_ body: Body) throws(CurlCode) {
         if body.method == "PUT" {
             try check(tds_easy_setopt_long(handle, CURLOPT_UPLOAD, 1))
             try check(tds_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.length)))
@@ -165,9 +158,6 @@ public final class CurlEasy {
             if body.method != "POST" { try check(tds_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, body.method)) }
         }
         try check(tds_easy_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, body.sendBufferSize))
-        if let speed = maxSendSpeed {
-            try check(tds_easy_setopt_off(handle, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(speed)))
-        }
         try check(tds_easy_setopt_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(self).toOpaque()))
         try check(tds_easy_setopt_data_callback(handle, CURLOPT_READFUNCTION) { data, size, count, user in
             guard let user, let data else { return tds_readfunc_abort() }

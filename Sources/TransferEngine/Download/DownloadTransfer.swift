@@ -48,8 +48,12 @@ final class DownloadTransfer: Transfer {
     /// Tells the owner enough new bytes were written to make them durable.
     var onCheckpointDue: (DownloadTransfer) -> Void = { _ in }
 
-    init(jobID: JobID, attempt: Int, url: String, headers: [String], limit: Int64?, file: PartialFile,
+    /// Paces the transfer against its own and the global download limit.
+    let pacer: Pacer
+
+    init(jobID: JobID, attempt: Int, url: String, headers: [String], pacer: Pacer, file: PartialFile,
          resume: ResumeState) throws(TransferError) {
+        self.pacer = pacer
         self.jobID = jobID
         self.attempt = attempt
         self.file = file
@@ -59,7 +63,8 @@ final class DownloadTransfer: Transfer {
         var request = CurlEasy.Request(url: url)
         request.headers = headers
         request.lowSpeedSeconds = Self.stallSeconds
-        request.maxReceiveSpeed = limit
+        // Under a limit, smaller network chunks keep the pace smooth (each chunk is paid for whole).
+        request.receiveBufferSize = pacer.chunkLimit(request.receiveBufferSize)
         if rangeStart > 0, let validator = resume.validators.ifRange {
             request.rangeStart = rangeStart
             request.headers.append("If-Range: \(validator)")
@@ -71,6 +76,9 @@ final class DownloadTransfer: Transfer {
         }
         easy.onHeader = { [unowned self] line in header(line) }
         easy.onWrite = { [unowned self] bytes in write(bytes) }
+        pacer.onAllowed = { [unowned self] in
+            if phase == .receiving { easy.unpause() }
+        }
     }
 
     /// The state to record once the bytes written so far are synced.
@@ -184,6 +192,7 @@ final class DownloadTransfer: Transfer {
             whenIdle { [unowned self] in onNeedsTruncation(self) }
             return .pause
         }
+        guard pacer.admit() else { return .pause }
         do {
             try file.write(bytes, at: offset)
         } catch {
@@ -192,6 +201,7 @@ final class DownloadTransfer: Transfer {
         }
         offset += Int64(bytes.count)
         received += Int64(bytes.count)
+        pacer.moved(bytes.count)
         if offset - resume.bytesDurable >= Self.checkpointBytes, !durabilityInFlight {
             onCheckpointDue(self)
         }

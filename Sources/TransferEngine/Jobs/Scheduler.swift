@@ -20,7 +20,12 @@ public final class Scheduler {
     let store: StoreQueue
     let files = FileQueue()
     let multi: CurlMulti
+    let loop: UVLoop
     let logger: Logger
+    /// The global limits, one bucket per direction, shared by every transfer.
+    let downBucket: SharedBucket
+    let upBucket: SharedBucket
+    let clock: () -> Int64 = { Int64(Monotonic.now * 1000) }
     let retryPolicy = RetryPolicy()
     /// Set by the daemon once the loop exists; the way back onto this thread.
     var inbox: LoopInbox<Scheduler>!
@@ -46,6 +51,9 @@ public final class Scheduler {
         self.configuration = configuration
         self.store = store
         self.logger = logger
+        self.loop = loop
+        downBucket = SharedBucket(rate: configuration.limitDown)
+        upBucket = SharedBucket(rate: configuration.limitUp)
         multi = try CurlMulti(loop: loop)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in retryDueJobs() }
@@ -104,8 +112,9 @@ public final class Scheduler {
         switch result {
         case .success(.ready(let file, let resume)):
             launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
+                let pacer = Pacer(loop: loop, global: downBucket, rate: scheduled.job.limit, clock: clock)
                 let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
-                                                    headers: scheduled.job.headers, limit: scheduled.job.limit,
+                                                    headers: scheduled.job.headers, pacer: pacer,
                                                     file: file, resume: resume)
                 transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
                 transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
@@ -115,9 +124,10 @@ public final class Scheduler {
         case .success(.upload(let body)):
             launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
                 logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
+                let pacer = Pacer(loop: loop, global: upBucket, rate: scheduled.job.limit, clock: clock)
                 return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
                                           method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
-                                          body: body, limit: scheduled.job.limit)
+                                          body: body, pacer: pacer)
             }
         case .success(.finalize(let file, let resume)):
             finalize(scheduled, attempt: attempt, file: file, state: resume, transfer: nil)

@@ -12,8 +12,12 @@ final class UploadTransfer: Transfer {
     private var verdict: AttemptOutcome?
     private var stopped = false
 
+    /// Paces the transfer against its own and the global upload limit.
+    let pacer: Pacer
+
     init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], body: any UploadBody,
-         limit: Int64?) throws(TransferError) {
+         pacer: Pacer) throws(TransferError) {
+        self.pacer = pacer
         self.jobID = jobID
         self.attempt = attempt
         self.body = body
@@ -24,7 +28,6 @@ final class UploadTransfer: Transfer {
         // A redirect would need the body again from the start: report it instead.
         request.followRedirects = false
         request.lowSpeedSeconds = DownloadTransfer.stallSeconds
-        request.maxSendSpeed = limit
         request.body = CurlEasy.Body(method: method, length: contentLength)
         do {
             easy = try CurlEasy(request)
@@ -36,6 +39,9 @@ final class UploadTransfer: Transfer {
         easy.onWrite = { [unowned self] bytes in
             response?.append(bytes)
             return .consumed
+        }
+        pacer.onAllowed = { [unowned self] in
+            if !stopped { easy.unpause() }
         }
     }
 
@@ -64,8 +70,10 @@ final class UploadTransfer: Transfer {
 
     private func read(_ buffer: UnsafeMutableRawBufferPointer) -> CurlEasy.ReadAction {
         guard !stopped else { return .abort }
+        guard pacer.admit() else { return .pause }
         do {
-            let count = try body.read(into: buffer)
+            let count = try body.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<pacer.chunkLimit(buffer.count)]))
+            pacer.moved(count)
             sent += Int64(count)
             return .bytes(count)
         } catch {
