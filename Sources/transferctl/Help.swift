@@ -16,6 +16,7 @@ enum Help {
           retry ID...             queue failed jobs again
           wait ID...              block until the jobs end (exit 1 if any failed)
           resume-data ID          print the job's resume data
+          limit [--down R] [--up R] | limit ID RATE   show or change bandwidth limits
           stats                   daemon version, jobs by state, rates and limits
 
         global options:

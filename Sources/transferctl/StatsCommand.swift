@@ -25,6 +25,9 @@ struct StatsCommand: Subcommand {
             context.print("jobs: " + counts.joined(separator: ", "))
             context.print("rate: down \(Rate.describe(stats.rates.down ?? 0)), up \(Rate.describe(stats.rates.up ?? 0))")
             context.print("limits: down \(Rate.describe(stats.limits.down)), up \(Rate.describe(stats.limits.up)); \(stats.maxActive) transfers at once")
+            if let schedule = stats.schedule {
+                context.print("timetable: \(schedule); in force: \(stats.scheduleEntry ?? "no entry")")
+            }
         }
         return .success
     }

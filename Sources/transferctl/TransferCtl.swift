@@ -14,6 +14,7 @@ enum TransferCtl {
         "wait": WaitCommand.self,
         "resume-data": ResumeDataCommand.self,
         "stats": StatsCommand.self,
+        "limit": LimitCommand.self,
     ] }
 
     static func run(_ arguments: [String]) -> ExitStatus {

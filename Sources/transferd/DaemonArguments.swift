@@ -24,6 +24,8 @@ enum DaemonArguments {
           --max-active N       transfers running at once (default: 4)
           --limit-down RATE    global download limit, e.g. 4M (default: unlimited)
           --limit-up RATE      global upload limit (default: unlimited)
+          --limit-schedule T   a bandwidth timetable, e.g. "Mon-Fri 08:00-18:00 down=1M up=512K; * off"
+                               ('' removes it); limits and timetable persist across restarts
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -33,8 +35,9 @@ enum DaemonArguments {
         var stateDirectory: String?
         var socket: String?
         var maxActive = 4
-        var limitDown: Int64?
-        var limitUp: Int64?
+        var limitDown: Int64??
+        var limitUp: Int64??
+        var limitSchedule: LimitSchedule??
         var level = Logger.Level.info
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
@@ -59,7 +62,14 @@ enum DaemonArguments {
                 let text = try value(argument)
                 let rate: Int64?
                 do { rate = try Rate.parse(text) } catch { throw UsageError(message: error.message) }
-                if argument == "--limit-down" { limitDown = rate } else { limitUp = rate }
+                if argument == "--limit-down" { limitDown = .some(rate) } else { limitUp = .some(rate) }
+            case "--limit-schedule":
+                let text = try value(argument)
+                do {
+                    limitSchedule = .some(text.isEmpty ? nil : try LimitSchedule.parse(text))
+                } catch {
+                    throw UsageError(message: error.message)
+                }
             case "--log-level":
                 let text = try value(argument)
                 guard let parsed = Logger.Level(name: text) else {
@@ -75,6 +85,7 @@ enum DaemonArguments {
         options.maxActive = maxActive
         options.limitDown = limitDown
         options.limitUp = limitUp
+        options.limitSchedule = limitSchedule
         return .run(options, level)
     }
 }

@@ -22,9 +22,17 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var batch: Int64?
     /// `list`: at most this many jobs.
     public var limit: Int?
+    /// `limit` with one id: the job's new limit in bytes/s (0: unlimited).
+    public var rate: Int64?
+    /// `limit`: new global limits in bytes/s (0: unlimited); absent: unchanged.
+    public var down: Int64?
+    public var up: Int64?
+    /// `limit`: a new timetable (see LimitSchedule); "" removes it.
+    public var schedule: String?
 
     public init(_ command: ControlCommand, ids: [JobID]? = nil, all: Bool? = nil, job: NewJob? = nil,
-                state: JobState? = nil, batch: Int64? = nil, limit: Int? = nil) {
+                state: JobState? = nil, batch: Int64? = nil, limit: Int? = nil, rate: Int64? = nil,
+                down: Int64? = nil, up: Int64? = nil, schedule: String? = nil) {
         version = Self.protocolVersion
         self.command = command
         self.ids = ids
@@ -33,11 +41,15 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         self.state = state
         self.batch = batch
         self.limit = limit
+        self.rate = rate
+        self.down = down
+        self.up = up
+        self.schedule = schedule
     }
 }
 
 /// The commands of protocol version 1. Raw values are the wire words.
 public enum ControlCommand: String, Codable, Sendable, CaseIterable {
-    case add, list, show, pause, resume, cancel, retry, wait, stats
+    case add, list, show, pause, resume, cancel, retry, wait, stats, limit
     case resumeData = "resume-data"
 }

@@ -69,7 +69,13 @@ public struct DaemonStats: Codable, Equatable, Sendable {
     public var jobs: [String: Int]
     public var maxActive: Int
     public var rates: Rates
+    /// The limits in force now (the timetable's active entry applied).
     public var limits: Rates
+    /// The limits set by options or `limit --down/--up`, used when no timetable entry applies.
+    public var configuredLimits: Rates?
+    /// The timetable, and the entry in force now.
+    public var schedule: String?
+    public var scheduleEntry: String?
 
     /// Bytes per second, down and up (null: unlimited, for limits).
     public struct Rates: Codable, Equatable, Sendable {
@@ -91,7 +97,8 @@ public struct DaemonStats: Codable, Equatable, Sendable {
     }
 
     public init(version: String, pid: Int32, stateDirectory: String, jobs: [String: Int], maxActive: Int,
-                rates: Rates, limits: Rates) {
+                rates: Rates, limits: Rates, configuredLimits: Rates? = nil, schedule: String? = nil,
+                scheduleEntry: String? = nil) {
         self.version = version
         self.pid = pid
         self.stateDirectory = stateDirectory
@@ -99,5 +106,8 @@ public struct DaemonStats: Codable, Equatable, Sendable {
         self.maxActive = maxActive
         self.rates = rates
         self.limits = limits
+        self.configuredLimits = configuredLimits
+        self.schedule = schedule
+        self.scheduleEntry = scheduleEntry
     }
 }

@@ -8,8 +8,11 @@ public final class Daemon {
     public struct Options: Sendable {
         public var paths: StatePaths
         public var maxActive = 4
-        public var limitDown: Int64?
-        public var limitUp: Int64?
+        /// Given on the command line (`.some(nil)`: unlimited); nil keeps what the database has.
+        public var limitDown: Int64??
+        public var limitUp: Int64??
+        /// `--limit-schedule`: a timetable; "" removes the stored one; nil keeps it.
+        public var limitSchedule: LimitSchedule??
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -53,6 +56,7 @@ public final class Daemon {
 
         let store: StoreQueue
         let unfinished: [Job]
+        var limits: LimitSettings
         do {
             let previous = umask(0o077)
             let jobStore = try JobStore(path: paths.database)
@@ -60,6 +64,12 @@ public final class Daemon {
             chmod(paths.database, 0o600)
             try jobStore.closeInterruptedAttempts()
             unfinished = try jobStore.unfinishedJobs()
+            // Limits persist; options given now replace the stored ones.
+            limits = try LimitSettings.load(from: jobStore)
+            if let down = options.limitDown { limits.down = down }
+            if let up = options.limitUp { limits.up = up }
+            if let schedule = options.limitSchedule { limits.schedule = schedule }
+            try limits.save(to: jobStore)
             store = StoreQueue(jobStore)
         } catch {
             throw Failure.store("\(error)")
@@ -69,9 +79,8 @@ public final class Daemon {
         var configuration = Scheduler.Configuration()
         configuration.maxActive = options.maxActive
         configuration.stateDirectory = paths.directory
-        configuration.limitDown = options.limitDown
-        configuration.limitUp = options.limitUp
-        let scheduler = try Scheduler(configuration: configuration, store: store, loop: loop, logger: logger)
+        let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
+                                      logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }
         scheduler.inbox = inbox
 

@@ -13,6 +13,7 @@ extension Scheduler {
         case .wait: wait(request, connection: connection, reply: reply)
         case .stats: stats(reply: reply)
         case .resumeData: resumeData(request, reply: reply)
+        case .limit: limit(request, reply: reply)
         }
     }
 
@@ -100,17 +101,81 @@ extension Scheduler {
         stored({ store in try store.countsByState() }) { scheduler, result in
             switch result {
             case .success(let counts):
-                var jobs: [String: Int] = [:]
-                for state in JobState.allCases { jobs[state.rawValue] = counts[state] ?? 0 }
-                let stats = DaemonStats(
-                    version: TransferdVersion.current, pid: ProcessIdentity.pid,
-                    stateDirectory: scheduler.configuration.stateDirectory, jobs: jobs,
-                    maxActive: scheduler.configuration.maxActive,
-                    rates: DaemonStats.Rates(down: scheduler.downloadRate, up: scheduler.uploadRate),
-                    limits: DaemonStats.Rates(down: scheduler.configuration.limitDown, up: scheduler.configuration.limitUp))
-                scheduler.respond(token, ControlResponse(stats: stats))
+                scheduler.respond(token, ControlResponse(stats: scheduler.stats(counts)))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot read stats: \(error)")))
+            }
+        }
+    }
+
+    private func stats(_ counts: [JobState: Int]) -> DaemonStats {
+        var jobs: [String: Int] = [:]
+        for state in JobState.allCases { jobs[state.rawValue] = counts[state] ?? 0 }
+        return DaemonStats(
+            version: TransferdVersion.current, pid: ProcessIdentity.pid,
+            stateDirectory: configuration.stateDirectory, jobs: jobs, maxActive: configuration.maxActive,
+            rates: DaemonStats.Rates(down: downloadRate, up: uploadRate),
+            limits: DaemonStats.Rates(down: downBucket.bucket.rate, up: upBucket.bucket.rate),
+            configuredLimits: DaemonStats.Rates(down: limits.down, up: limits.up),
+            schedule: limits.schedule?.text, scheduleEntry: scheduleEntry?.text)
+    }
+
+    // MARK: limit
+
+    /// `limit ID RATE` changes one job's limit; `limit --down/--up/--schedule` the daemon's.
+    /// Running transfers follow at once; the change is persisted.
+    private func limit(_ request: ControlRequest, reply: @escaping Reply) {
+        if let id = request.ids?.first {
+            guard let rate = request.rate, rate >= 0 else {
+                return reply(.failure(ControlError(.badRequest, "limit ID needs a rate")))
+            }
+            let limit = rate == 0 ? nil : rate
+            if let scheduled = jobs[id] {
+                scheduled.job.limit = limit
+                if let download = scheduled.transfer as? DownloadTransfer { download.pacer.setRate(limit); download.pacer.recheck() }
+                if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.setRate(limit); upload.pacer.recheck() }
+            }
+            let token = later(reply)
+            return stored({ store in
+                guard try store.job(id) != nil else { throw ControlError(.unknownJob, "no job \(id)") }
+                try store.setLimit(id, limit)
+                return try store.job(id)
+            }) { scheduler, result in
+                switch result {
+                case .success(let job):
+                    scheduler.logger.info("job \(id): limit \(Rate.describe(limit))")
+                    scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job))
+                case .failure(let error as ControlError):
+                    scheduler.respond(token, .failure(error))
+                case .failure(let error):
+                    scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limit: \(error)")))
+                }
+            }
+        }
+        var limits = limits
+        if let down = request.down { limits.down = down <= 0 ? nil : down }
+        if let up = request.up { limits.up = up <= 0 ? nil : up }
+        if let text = request.schedule {
+            do {
+                limits.schedule = text.isEmpty ? nil : try LimitSchedule.parse(text)
+            } catch {
+                return reply(.failure(ControlError(.invalidArgument, error.message)))
+            }
+        }
+        let changed = limits != self.limits
+        self.limits = limits
+        if changed { applyLimits() }
+        let token = later(reply)
+        let settings = limits
+        stored({ store in
+            if changed { try settings.save(to: store) }
+            return try store.countsByState()
+        }) { scheduler, result in
+            switch result {
+            case .success(let counts):
+                scheduler.respond(token, ControlResponse(stats: scheduler.stats(counts)))
+            case .failure(let error):
+                scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limits: \(error)")))
             }
         }
     }

@@ -8,8 +8,6 @@ public final class Scheduler {
         public var maxActive = 4
         public var defaultRetries = 7
         public var stateDirectory = ""
-        public var limitDown: Int64?
-        public var limitUp: Int64?
 
         public init() {}
     }
@@ -26,6 +24,9 @@ public final class Scheduler {
     let downBucket: SharedBucket
     let upBucket: SharedBucket
     let clock: () -> Int64 = { Int64(Monotonic.now * 1000) }
+    /// The configured global limits and timetable; the buckets hold what is in force now.
+    var limits: LimitSettings
+    private(set) var scheduleEntry: LimitSchedule.Entry?
     let retryPolicy = RetryPolicy()
     /// Set by the daemon once the loop exists; the way back onto this thread.
     var inbox: LoopInbox<Scheduler>!
@@ -47,13 +48,15 @@ public final class Scheduler {
     private var tickTimer: UVTimer!
     private(set) var stopping = false
 
-    public init(configuration: Configuration, store: StoreQueue, loop: UVLoop, logger: Logger) throws {
+    public init(configuration: Configuration, limits: LimitSettings, store: StoreQueue, loop: UVLoop,
+                logger: Logger) throws {
+        self.limits = limits
         self.configuration = configuration
         self.store = store
         self.logger = logger
         self.loop = loop
-        downBucket = SharedBucket(rate: configuration.limitDown)
-        upBucket = SharedBucket(rate: configuration.limitUp)
+        downBucket = SharedBucket(rate: nil)
+        upBucket = SharedBucket(rate: nil)
         multi = try CurlMulti(loop: loop)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in retryDueJobs() }
@@ -71,6 +74,7 @@ public final class Scheduler {
             }
             jobs[job.id] = ScheduledJob(job: job)
         }
+        applyLimits()
         tickTimer.start(after: 1000, repeat: 1000)
         scheduleRetryTimer()
         startNext()
@@ -190,10 +194,37 @@ public final class Scheduler {
                 sent += upload.sent
             }
         }
+        applyLimits()
         // Transfers that ended since the last tick make the sums drop: never report less than 0.
         downloadRate = max(0, received - lastTick.received)
         uploadRate = max(0, sent - lastTick.sent)
         lastTick = (received, sent)
+    }
+
+    // MARK: Limits
+
+    /// Puts the limits in force now into the global buckets (a timetable entry may have begun or
+    /// ended); paused transfers re-evaluate at once when a limit changed.
+    func applyLimits() {
+        let now = limits.effective(at: .now)
+        if now.entry != scheduleEntry {
+            logger.info("limits now down \(Rate.describe(now.down)), up \(Rate.describe(now.up))" +
+                        (now.entry.map { " (timetable: \($0.text))" } ?? ""))
+        }
+        scheduleEntry = now.entry
+        var changed = false
+        for (bucket, rate) in [(downBucket, now.down), (upBucket, now.up)] where bucket.bucket.rate != rate {
+            bucket.bucket.setRate(rate, now: clock())
+            changed = true
+        }
+        if changed { recheckPacers() }
+    }
+
+    func recheckPacers() {
+        for scheduled in jobs.values {
+            if let download = scheduled.transfer as? DownloadTransfer { download.pacer.recheck() }
+            if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.recheck() }
+        }
     }
 
     // MARK: Retry timer

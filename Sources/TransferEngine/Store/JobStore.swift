@@ -179,6 +179,25 @@ public final class JobStore {
         }
     }
 
+    // MARK: Settings
+
+    public func setting(_ key: String) throws -> String? {
+        try connection.query("SELECT value FROM settings WHERE key = ?", [key]) { $0.text() }.first
+    }
+
+    /// Stores a setting; nil removes it.
+    public func setSetting(_ key: String, _ value: String?) throws {
+        if let value {
+            try connection.run("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", key, value)
+        } else {
+            try connection.run("DELETE FROM settings WHERE key = ?", key)
+        }
+    }
+
+    public func setLimit(_ id: JobID, _ rate: Int64?) throws {
+        try connection.run("UPDATE jobs SET limit_rate = ?, updated_at = ? WHERE id = ?", rate, Timestamp.now.rawValue, id.rawValue)
+    }
+
     // MARK: Upload responses
 
     public func saveResponse(_ id: JobID, _ response: UploadResponse) throws {

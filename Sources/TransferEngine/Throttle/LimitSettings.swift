@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon-wide limits: a rate per direction and an optional timetable that overrides them
+/// while one of its entries applies. Persisted in the `settings` table.
+public struct LimitSettings: Equatable, Sendable {
+    public var down: Int64?
+    public var up: Int64?
+    public var schedule: LimitSchedule?
+
+    public init(down: Int64? = nil, up: Int64? = nil, schedule: LimitSchedule? = nil) {
+        self.down = down
+        self.up = up
+        self.schedule = schedule
+    }
+
+    /// The limits in force at `time`, and the timetable entry that decided them.
+    public func effective(at time: LimitSchedule.LocalTime) -> (down: Int64?, up: Int64?, entry: LimitSchedule.Entry?) {
+        guard let entry = schedule?.active(at: time) else { return (down, up, nil) }
+        return (Self.apply(entry.down, over: down), Self.apply(entry.up, over: up), entry)
+    }
+
+    /// An entry's setting for one direction: absent leaves the base rate, present replaces it
+    /// (`.some(nil)` is unlimited).
+    private static func apply(_ setting: Int64??, over base: Int64?) -> Int64? {
+        if let setting { return setting }
+        return base
+    }
+
+    // MARK: Persistence
+
+    private enum Key {
+        static let down = "limit_down"
+        static let up = "limit_up"
+        static let schedule = "limit_schedule"
+    }
+
+    public static func load(from store: JobStore) throws -> LimitSettings {
+        var settings = LimitSettings()
+        settings.down = try store.setting(Key.down).flatMap { Int64($0) }
+        settings.up = try store.setting(Key.up).flatMap { Int64($0) }
+        settings.schedule = try store.setting(Key.schedule).flatMap { try? LimitSchedule.parse($0) }
+        return settings
+    }
+
+    public func save(to store: JobStore) throws {
+        try store.transaction {
+            try store.setSetting(Key.down, down.map(String.init))
+            try store.setSetting(Key.up, up.map(String.init))
+            try store.setSetting(Key.schedule, schedule?.text)
+        }
+    }
+}
+
+extension LimitSchedule.LocalTime {
+    /// The current local time (the TZ environment variable applies).
+    public static var now: LimitSchedule.LocalTime {
+        var seconds = time(nil)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return LimitSchedule.LocalTime(weekday: (Int(parts.tm_wday) + 6) % 7,
+                                       minute: Int(parts.tm_hour) * 60 + Int(parts.tm_min))
+    }
+}
