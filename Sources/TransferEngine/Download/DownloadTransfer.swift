@@ -116,7 +116,10 @@ final class DownloadTransfer: Transfer {
         if durabilityInFlight { whenDurable.append(work) } else { work() }
     }
 
-    func stop() { phase = .stopped }
+    func stop() {
+        phase = .stopped
+        pacer.stop()
+    }
 
     /// The attempt's result, given libcurl's code for it.
     func outcome(_ code: CurlCode) -> AttemptOutcome {

@@ -55,8 +55,8 @@ public final class Scheduler {
         self.store = store
         self.logger = logger
         self.loop = loop
-        downBucket = SharedBucket(rate: nil)
-        upBucket = SharedBucket(rate: nil)
+        downBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
+        upBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         multi = try CurlMulti(loop: loop)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in retryDueJobs() }
@@ -214,7 +214,7 @@ public final class Scheduler {
         scheduleEntry = now.entry
         var changed = false
         for (bucket, rate) in [(downBucket, now.down), (upBucket, now.up)] where bucket.bucket.rate != rate {
-            bucket.bucket.setRate(rate, now: clock())
+            bucket.setRate(rate, now: clock())
             changed = true
         }
         if changed { recheckPacers() }

@@ -1,14 +1,6 @@
-/// The global bucket of one direction, shared by every transfer going that way.
-/// Thread: the loop thread.
-final class SharedBucket {
-    var bucket: TokenBucket
-
-    init(rate: Int64?) { bucket = TokenBucket(rate: rate) }
-}
-
-/// Paces one transfer against its own bucket and its direction's global one, by pausing and
-/// continuing the transfer, never by sleeping: when a bucket is in debt the transfer is paused
-/// (`CURL_WRITEFUNC_PAUSE` / `CURL_READFUNC_PAUSE`) and a timer continues it once both allow.
+/// Paces one transfer against its own bucket and its direction's shared one, by pausing and
+/// continuing the transfer, never by sleeping: when a bucket says wait, the transfer is paused
+/// (`CURL_WRITEFUNC_PAUSE` / `CURL_READFUNC_PAUSE`) and continued when its turn comes.
 /// Thread: the loop thread.
 final class Pacer {
     private let global: SharedBucket
@@ -16,8 +8,14 @@ final class Pacer {
     private let clock: () -> Int64
     private var timer: UVTimer?
     private let loop: UVLoop
+    /// The shared bucket gave this transfer the next turn.
+    var granted = false
     /// Continues the paused transfer.
     var onAllowed: () -> Void = {}
+
+    /// A tenth of this is the most a transfer moves in one piece under a limit: small pieces
+    /// keep concurrent transfers' shares even within each second.
+    static let piecesPerSecond: Int64 = 50
 
     init(loop: UVLoop, global: SharedBucket, rate: Int64?, clock: @escaping () -> Int64) {
         self.loop = loop
@@ -26,51 +24,58 @@ final class Pacer {
         self.clock = clock
     }
 
-    var isLimited: Bool { own.isLimited || global.bucket.isLimited }
+    deinit { global.leave(self) }
+
+    var isLimited: Bool { own.isLimited || global.isLimited }
 
     /// The stricter of the two rates (nil when neither limits).
     var effectiveRate: Int64? {
         [own.rate, global.bucket.rate].compactMap { $0 }.min()
     }
 
-    /// The largest piece worth moving at once: a tenth of a second of the rate.
+    /// The largest piece worth moving at once under the limit in force.
     func chunkLimit(_ proposed: Int) -> Int {
         guard let rate = effectiveRate else { return proposed }
-        return max(1024, min(proposed, Int(rate / 10)))
+        return max(16 * 1024, min(proposed, Int(rate / Self.piecesPerSecond)))
     }
 
-    /// True when both buckets allow moving bytes now; otherwise arranges `onAllowed` for later.
+    /// True when both buckets allow moving bytes now; otherwise `onAllowed` runs later.
     func admit() -> Bool {
         guard isLimited else { return true }
         let now = clock()
-        if own.allows(now: now), global.bucket.allows(now: now) { return true }
-        scheduleRetry(now: now)
-        return false
+        guard own.allows(now: now) else {
+            scheduleOwnRetry(now: now)
+            return false
+        }
+        return global.admit(self, now: now)
     }
 
     func moved(_ bytes: Int) {
         guard isLimited else { return }
         let now = clock()
         own.take(bytes, now: now)
-        global.bucket.take(bytes, now: now)
+        global.take(bytes, now: now)
     }
 
     func setRate(_ rate: Int64?) {
         own.setRate(rate, now: clock())
     }
 
-    /// A limit changed: a paused transfer re-evaluates now rather than when its timer says.
+    /// A limit changed: a transfer paused by its own bucket re-evaluates now.
     func recheck() {
-        guard timer != nil else { return }
-        timer?.stop()
+        guard let timer else { return }
+        timer.stop()
         onAllowed()
     }
 
-    private func scheduleRetry(now: Int64) {
-        let wait = max(own.wait(now: now), global.bucket.wait(now: now), 1)
-        if timer == nil {
-            timer = UVTimer(loop: loop) { [unowned self] in onAllowed() }
-        }
-        timer?.start(after: UInt64(wait))
+    /// The transfer is over: stop waiting.
+    func stop() {
+        timer?.stop()
+        global.leave(self)
+    }
+
+    private func scheduleOwnRetry(now: Int64) {
+        if timer == nil { timer = UVTimer(loop: loop) { [unowned self] in onAllowed() } }
+        timer?.start(after: UInt64(max(1, own.wait(now: now))))
     }
 }

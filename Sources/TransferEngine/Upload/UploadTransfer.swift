@@ -48,7 +48,10 @@ final class UploadTransfer: Transfer {
     var status: Int? { response?.status }
     var transferred: Int64 { sent }
 
-    func stop() { stopped = true }
+    func stop() {
+        stopped = true
+        pacer.stop()
+    }
 
     func whenIdle(_ work: @escaping () -> Void) { work() }
 

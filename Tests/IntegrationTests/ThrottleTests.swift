@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+
+/// Bandwidth limits observed from the outside: per job, global, and changed while running.
+/// A limit can only make a transfer slower, so the lower bounds on time are firm; the upper
+/// bounds are loose because this machine is shared.
+final class ThrottleTests: IntegrationTestCase {
+    func testJobLimitHoldsTheObservedRate() throws {
+        let size = 3 * MiB
+        let sha = try makeSource("limited.bin", size: size)
+        let dest = destination("limited.bin")
+        let id = try cli.download(nginx.url(.files, "limited.bin"), to: dest, ["--limit-rate", "1M", "--paused"])
+        XCTAssertEqual(jsonInt(try cli.job(id)["limit"]), MiB)
+
+        let started = Date()
+        XCTAssertEqual(cli.run(["resume", String(id)]).exitCode, 0)
+        try waitCompleted(id)
+        let elapsed = Date().timeIntervalSince(started)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        // 3 MiB at 1 MiB/s: 3 s, less the first piece that goes at once (≤ 100 ms of the rate).
+        XCTAssertGreaterThan(elapsed, 2.7, "3 MiB at 1 MiB/s arrived in \(elapsed) s")
+        XCTAssertLessThan(elapsed, 6, "3 MiB at 1 MiB/s took \(elapsed) s")
+    }
+
+    func testGlobalLimitIsSharedByConcurrentTransfers() throws {
+        XCTAssertEqual(cli.run(["limit", "--down", "2M"]).exitCode, 0)
+        var ids: [Int] = []
+        for name in ["a.bin", "b.bin", "c.bin"] {
+            try makeSource(name, size: 2 * MiB)
+            ids.append(try cli.download(nginx.url(.files, name), to: destination(name), ["--paused"]))
+        }
+        let started = Date()
+        XCTAssertEqual(cli.run(["resume"] + ids.map(String.init)).exitCode, 0)
+        for id in ids { try waitCompleted(id) }
+        let elapsed = Date().timeIntervalSince(started)
+        // 6 MiB under one 2 MiB/s limit: 3 s however it is split.
+        XCTAssertGreaterThan(elapsed, 2.7, "6 MiB under a 2 MiB/s global limit arrived in \(elapsed) s")
+        XCTAssertLessThan(elapsed, 6, "6 MiB under a 2 MiB/s global limit took \(elapsed) s")
+        let stats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(cli.run(["stats", "--json"]).stdout.utf8)) as? [String: Any])
+        let limits = try XCTUnwrap(stats["limits"] as? [String: Any])
+        XCTAssertEqual(jsonInt(limits["down"]), 2 * MiB, "stats shows the limit in force")
+    }
+
+    func testLimitChangedWhileRunningTakesEffect() throws {
+        let size = 8 * MiB
+        let sha = try makeSource("live.bin", size: size)
+        let dest = destination("live.bin")
+        let id = try cli.download(nginx.url(.files, "live.bin"), to: dest, ["--limit-rate", "256K"])
+        try awaitProgress(id, atLeast: 256 * KiB, total: size, timeout: 5)
+        let slow = try XCTUnwrap(try cli.job(id).bytesDone)
+        XCTAssertLessThan(slow, 2 * MiB, "throttled to 256 KiB/s: \(slow) bytes so far")
+
+        let changed = Date()
+        XCTAssertEqual(cli.run(["limit", String(id), "off"]).exitCode, 0)
+        try waitCompleted(id, timeout: 10)
+        // The remaining 7+ MiB would take 28 s at 256 KiB/s: unlimited, they take moments.
+        XCTAssertLessThan(Date().timeIntervalSince(changed), 5, "the raised limit applied within a second")
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+    }
+
+    func testLimitsPersistAcrossRestarts() throws {
+        XCTAssertEqual(cli.run(["limit", "--down", "3M", "--up", "1M"]).exitCode, 0)
+        XCTAssertEqual(cli.run(["limit", "--schedule", "Sat,Sun down=512K"]).exitCode, 0)
+        XCTAssertTrue(daemon.terminate(timeout: 5))
+        try daemon.start()
+        let stats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(cli.run(["stats", "--json"]).stdout.utf8)) as? [String: Any])
+        let configured = try XCTUnwrap(stats["configuredLimits"] as? [String: Any], "\(stats)")
+        XCTAssertEqual(jsonInt(configured["down"]), 3 * MiB)
+        XCTAssertEqual(jsonInt(configured["up"]), MiB)
+        XCTAssertEqual(stats["schedule"] as? String, "Sat,Sun down=512K")
+    }
+
+    func testBadTimetableIsRefusedPointingAtTheToken() throws {
+        let result = cli.run(["limit", "--schedule", "Mon-Fri 08:00-18:00 down=1M; Mox 09:00-10:00 off"])
+        XCTAssertEqual(result.exitCode, 2, result.summary)
+        XCTAssertTrue(result.stderr.contains("'Mox'"), result.stderr)
+        assertOneLineMessage(result.stderr, "bad timetable")
+    }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Throttling accuracy, transferd against `curl --limit-rate` in the same run:
+#   1. a SIZE_MIB download at RATE, 2. a SIZE_MIB multipart upload at RATE (to bench/sink.py),
+#   3. four concurrent downloads under one global limit of RATE (transferd only: curl has no
+#      global limit).
+# Prints the average rate and the lowest and highest 1-second rate after the first second,
+# each as a fraction of the limit.
+#   usage: bench/throttle.sh [SIZE_MIB=100] [RATE_MIB=5]
+source "$(dirname "$0")/lib.sh"
+SIZE_MIB=${1:-100}
+RATE_MIB=${2:-5}
+SIZE=$((SIZE_MIB * 1024 * 1024))
+RATE=$((RATE_MIB * 1024 * 1024))
+
+build_release
+head -c "$SIZE" /dev/urandom > "$BENCH_DIR/www/file.bin"
+for n in 1 2 3 4; do head -c $((SIZE / 4)) /dev/urandom > "$BENCH_DIR/www/part$n.bin"; done
+start_nginx
+SINK_PORT=$((PORT + 1))
+/usr/bin/python3 "$ROOT/bench/sink.py" "$SINK_PORT" "$BENCH_DIR/logs/sink.log" &
+start_transferd
+machine
+echo "limit: $RATE_MIB MiB/s; transfers of $SIZE_MIB MiB"
+URL="http://127.0.0.1:$PORT"
+RATES="$ROOT/bench/rates.py"
+summary() {  # label json -> one line with fractions of the limit
+    python3 -c 'import json,sys
+r = json.loads(sys.argv[2]); limit = float(sys.argv[3])
+def f(v): return "   -  " if v is None else "%6.3f" % (v / limit)
+def line(name, s): print("%-34s avg %s  low %s  high %s  (%.1f s)" % (name, f(s["average"]), f(s["low"]), f(s["high"]), s["seconds"]))
+line(sys.argv[1], r["total"])
+for i, s in enumerate(r.get("each", [])):
+    line("  job %d (share %.2f of limit)" % (i + 1, 1 / len(r["each"])), s)' "$1" "$2" "$3"
+}
+
+out="$BENCH_DIR/out"
+CTL="$BIN/transferctl --state-dir $BENCH_DIR/state"
+id=$(ctl download "$URL/file.bin" -o "$out/t.bin" --limit-rate "${RATE_MIB}M" --paused)
+summary "download transferd" "$("$RATES" down "$SIZE" "$CTL resume $id" "file:$out/.t.bin.transferd-part|$out/t.bin")" "$RATE"
+summary "download curl --limit-rate" "$("$RATES" down "$SIZE" "curl -s --limit-rate $RATE -o $out/c.bin $URL/file.bin" \
+    "file:$out/c.bin")" "$RATE"
+
+id=$(ctl upload "http://127.0.0.1:$SINK_PORT/up" -F "file=@$BENCH_DIR/www/file.bin" --limit-rate "${RATE_MIB}M" --paused)
+summary "upload transferd" "$("$RATES" up "$SIZE" "$CTL resume $id" "proc:$TRANSFERD_PID:rchar")" "$RATE"
+ctl wait "$id" >/dev/null
+summary "upload curl --limit-rate" "$("$RATES" up "$SIZE" \
+    "curl -s --limit-rate $RATE -F file=@$BENCH_DIR/www/file.bin http://127.0.0.1:$SINK_PORT/up >/dev/null" \
+    "proc:child:rchar")" "$RATE"
+
+ctl limit --down "${RATE_MIB}M" >/dev/null
+ids=(); sources=()
+for n in 1 2 3 4; do
+    ids+=("$(ctl download "$URL/part$n.bin" -o "$out/p$n.bin" --paused)")
+    sources+=("file:$out/.p$n.bin.transferd-part|$out/p$n.bin")
+done
+summary "4 downloads, one global limit" "$("$RATES" four $((SIZE / 4)) "$CTL resume ${ids[*]}" "${sources[@]}")" "$RATE"
+ctl wait "${ids[@]}" >/dev/null
