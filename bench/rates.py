@@ -16,7 +16,7 @@ import sys
 import time
 
 STEP = 0.1  # seconds between samples; rates are computed over windows of WINDOW samples
-WINDOW = 10
+WINDOW = int(os.environ.get("WINDOW_TENTHS", "10"))  # samples per window (10 = 1 s)
 
 
 def reader(spec, child):

@@ -13,9 +13,9 @@ final class Pacer {
     /// Continues the paused transfer.
     var onAllowed: () -> Void = {}
 
-    /// A tenth of this is the most a transfer moves in one piece under a limit: small pieces
+    /// Under a limit a transfer moves at most 1/piecesPerSecond of the rate in one piece: small pieces
     /// keep concurrent transfers' shares even within each second.
-    static let piecesPerSecond: Int64 = 50
+    static let piecesPerSecond: Int64 = 200
 
     init(loop: UVLoop, global: SharedBucket, rate: Int64?, clock: @escaping () -> Int64) {
         self.loop = loop
