@@ -33,7 +33,7 @@ extension Job: Codable {
         try container.encode(finishedAt, forKey: .finishedAt)
         try container.encode(method, forKey: .method)
         try container.encode(upload?.form, forKey: .form)
-        if let upload { try container.encode(upload, forKey: .upload) }
+        try container.encode(upload, forKey: .upload)
     }
 
     public init(from decoder: Decoder) throws {

@@ -137,7 +137,10 @@ extension Scheduler {
             }
             let token = later(reply)
             return stored({ store in
-                guard try store.job(id) != nil else { throw ControlError(.unknownJob, "no job \(id)") }
+                guard let job = try store.job(id) else { throw ControlError(.unknownJob, "no job \(id)") }
+                guard !job.state.isFinal else {
+                    throw ControlError(.illegalTransition, "cannot limit job \(id): it is \(job.state.rawValue)")
+                }
                 try store.setLimit(id, limit)
                 return try store.job(id)
             }) { scheduler, result in
@@ -152,9 +155,12 @@ extension Scheduler {
                 }
             }
         }
+        if [request.down, request.up].contains(where: { ($0 ?? 0) < 0 }) {
+            return reply(.failure(ControlError(.badRequest, "limits are bytes per second, 0 or more")))
+        }
         var limits = limits
-        if let down = request.down { limits.down = down <= 0 ? nil : down }
-        if let up = request.up { limits.up = up <= 0 ? nil : up }
+        if let down = request.down { limits.down = down == 0 ? nil : down }
+        if let up = request.up { limits.up = up == 0 ? nil : up }
         if let text = request.schedule {
             do {
                 limits.schedule = text.isEmpty ? nil : try LimitSchedule.parse(text)

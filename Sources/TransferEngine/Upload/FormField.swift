@@ -85,6 +85,9 @@ public struct FormField: Codable, Equatable, Sendable {
                     value.append(characters[index])
                     index += 1
                 case "\"":
+                    guard index == characters.count || characters[index] == ";" else {
+                        throw ParseError(message: "-F '\(context)': unexpected text after a closing quote")
+                    }
                     return value
                 default:
                     value.append(character)

@@ -58,8 +58,11 @@ public final class SourceReader: @unchecked Sendable {
         guard fstat(descriptor, &info) == 0 else { throw .io(path: source.path, operation: "stat", errno: errno) }
         let size = Int64(info.st_size)
         let modified = SourceFile.modifiedNanoseconds(info)
-        guard size == source.size, modified == source.modified else {
-            throw .sourceChanged("\(source.path) changed after the job was queued (size \(source.size) → \(size))")
+        guard size == source.size else {
+            throw .sourceChanged("\(source.path) changed after the job was queued (size \(source.size) → \(size) bytes)")
+        }
+        guard modified == source.modified else {
+            throw .sourceChanged("\(source.path) was modified after the job was queued")
         }
     }
 

@@ -15,7 +15,8 @@ struct RawBody: UploadBody {
     init(reader: SourceReader) { self.reader = reader }
 
     var contentLength: Int64 { reader.source.size }
-    var contentType: String? { nil }
+    /// Guessed from the file's name, as for a form part (a `-H 'Content-Type: ...'` wins).
+    var contentType: String? { ContentType.guess(forFilename: String(reader.source.path.split(separator: "/").last ?? "")) }
 
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(TransferError) -> Int {
         guard offset < reader.source.size else { return 0 }

@@ -27,6 +27,9 @@ enum UploadPlan {
         guard let path = job.path else {
             throw ControlError(.invalidArgument, "an upload needs form parts (-F) or a file (-T FILE)")
         }
+        guard path.hasPrefix("/") else {
+            throw ControlError(.invalidArgument, "the file to upload must be an absolute path: \(path)")
+        }
         let source = try snapshot(path)
         return (UploadSpec(raw: source), try method(job.method, default: "PUT"), source.size)
     }

@@ -24,7 +24,8 @@ final class UploadTransfer: Transfer {
         contentLength = body.contentLength
         var request = CurlEasy.Request(url: url)
         request.headers = headers
-        if let contentType = body.contentType { request.headers.append("Content-Type: \(contentType)") }
+        let ownType = headers.contains { $0.lowercased().hasPrefix("content-type:") }
+        if let contentType = body.contentType, !ownType { request.headers.append("Content-Type: \(contentType)") }
         // A redirect would need the body again from the start: report it instead.
         request.followRedirects = false
         request.lowSpeedSeconds = DownloadTransfer.stallSeconds
