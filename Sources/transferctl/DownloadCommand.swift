@@ -12,7 +12,12 @@ struct DownloadCommand: Subcommand {
 
         options:
           -o, --output PATH       destination file (required unless --resume-data gives it)
-          -H, --header 'N: v'     extra request header (repeatable)
+          -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
+          --cacert FILE           trust this CA bundle (PEM) for https
+          --pinned-pubkey PIN     require the server key 'sha256//BASE64'
+          --cert FILE --key FILE  client certificate and key (PEM)
+          -k, --insecure          do not verify the server (shown by show, logged)
+          --allow-insecure-redirect  follow a redirect from https to http
           --sha256 HEX            verify the finished file before it appears
           --overwrite             replace an existing destination
           --resume-data FILE      continue from resume data exported by 'resume-data ID'
@@ -31,7 +36,6 @@ struct DownloadCommand: Subcommand {
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> DownloadCommand {
         let output = try arguments.option("-o", "--output")
-        let headers = try arguments.options("-H", "--header")
         let sha256 = try arguments.option("--sha256")
         let overwrite = arguments.flag("--overwrite")
         let resumeFile = try arguments.option("--resume-data")
@@ -51,11 +55,11 @@ struct DownloadCommand: Subcommand {
             throw UsageError("download needs a destination: -o PATH")
         }
         // Exported resume data carries the non-secret headers; -H replaces them.
-        let requestHeaders = headers.isEmpty ? resumeData?.headers ?? [] : headers
+        let requestHeaders = common.headers.isEmpty ? resumeData?.headers ?? [] : common.headers
         let job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
-                         resumeData: resumeData)
+                         resumeData: resumeData, tls: common.tls)
         return DownloadCommand(job: job)
     }
 
@@ -73,9 +77,40 @@ struct CommonJobOptions {
     var batch: Int64?
     var limit: Int64?
     var retries: Int?
+    var headers: [String] = []
+    var tls: TLSOptions?
 
     static func parse(_ arguments: inout ArgumentList) throws -> CommonJobOptions {
         var options = CommonJobOptions()
+        // -H 'Name: value', or -H @FILE with one header a line (keeps secrets out of shell history).
+        for header in try arguments.options("-H", "--header") {
+            guard header.hasPrefix("@") else {
+                options.headers.append(header)
+                continue
+            }
+            let path = String(header.dropFirst())
+            guard let bytes = FileReader.contents(of: path, limit: 1 << 20) else {
+                throw UsageError("cannot read headers from \(path)")
+            }
+            options.headers += String(decoding: bytes, as: UTF8.self)
+                .split(whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+                .map { String($0).droppingCarriageReturn }
+                .filter { !$0.isEmpty }
+        }
+        var tls = TLSOptions()
+        tls.cacert = try arguments.option("--cacert").map(readableFile)
+        tls.pinnedPublicKey = try arguments.option("--pinned-pubkey")
+        tls.cert = try arguments.option("--cert").map(readableFile)
+        tls.key = try arguments.option("--key").map(readableFile)
+        tls.insecure = arguments.flag("-k", "--insecure")
+        tls.allowInsecureRedirect = arguments.flag("--allow-insecure-redirect")
+        if let pin = tls.pinnedPublicKey, !pin.hasPrefix("sha256//") {
+            throw UsageError("--pinned-pubkey takes 'sha256//BASE64' (the base64 sha256 of the server's public key)")
+        }
+        if (tls.cert == nil) != (tls.key == nil), tls.key != nil {
+            throw UsageError("--key goes with --cert")
+        }
+        options.tls = tls.isDefault ? nil : tls
         if let text = try arguments.option("--priority") {
             guard let priority = Priority(rawValue: text) else {
                 throw UsageError("--priority must be high, normal or low, got '\(text)'")
@@ -95,6 +130,19 @@ struct CommonJobOptions {
         }
         return options
     }
+
+    /// An absolute path to a file the daemon will read, refused now when it cannot be read.
+    static func readableFile(_ path: String) throws -> String {
+        let absolute = StatePaths.absolute(path)
+        guard FileReader.contents(of: absolute, limit: 16 << 20) != nil else {
+            throw UsageError("cannot read \(absolute)")
+        }
+        return absolute
+    }
+}
+
+extension String {
+    var droppingCarriageReturn: String { hasSuffix("\r") ? String(dropLast()) : self }
 }
 
 /// Reads an exported resume-data document.

@@ -52,6 +52,11 @@ enum JobFormatter {
         field("error", job.error.map { "\($0.code): \($0.message)" })
         field("next try", job.nextAttemptAt?.iso8601)
         field("sha256", job.sha256)
+        if job.tls.insecure { field("tls", "INSECURE: the server is not verified (--insecure)") }
+        field("cacert", job.tls.cacert)
+        field("pinned key", job.tls.pinnedPublicKey)
+        field("client cert", job.tls.cert)
+        if job.tls.allowInsecureRedirect { field("redirects", "may go from https to http") }
         field("limit", job.limit.map { Rate.describe($0) })
         field("priority", job.priority.rawValue)
         field("created", job.createdAt.iso8601)

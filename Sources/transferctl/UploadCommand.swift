@@ -16,7 +16,9 @@ struct UploadCommand: Subcommand {
           -F, --form PART         a form part (repeatable)
           -T, --upload-file FILE  send FILE as the body
           --method M              POST or PUT (default: POST with -F, PUT with -T)
-          -H, --header 'N: v'     extra request header (repeatable)
+          -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
+          --cacert, --pinned-pubkey, --cert, --key, -k/--insecure, --allow-insecure-redirect
+                                  TLS options, as for download
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
           --retry N               retries after a failed attempt (default 7)
@@ -34,7 +36,6 @@ struct UploadCommand: Subcommand {
         let forms = try arguments.options("-F", "--form")
         let raw = try arguments.option("-T", "--upload-file")
         let method = try arguments.option("--method")
-        let headers = try arguments.options("-H", "--header")
         let paused = arguments.flag("--paused")
         let common = try CommonJobOptions.parse(&arguments)
         let positionals = try arguments.positionals()
@@ -51,10 +52,10 @@ struct UploadCommand: Subcommand {
             if let file = field.file { field.file = try readable(file) }
             fields.append(field)
         }
-        let job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: headers,
+        let job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: common.headers,
                          priority: common.priority, batch: common.batch, limit: common.limit,
                          retries: common.retries, paused: paused, method: method?.uppercased(),
-                         form: fields.isEmpty ? nil : fields)
+                         form: fields.isEmpty ? nil : fields, tls: common.tls)
         return UploadCommand(job: job)
     }
 

@@ -26,6 +26,7 @@ enum DaemonArguments {
           --limit-up RATE      global upload limit (default: unlimited)
           --limit-schedule T   a bandwidth timetable, e.g. "Mon-Fri 08:00-18:00 down=1M up=512K; * off"
                                ('' removes it); limits and timetable persist across restarts
+          --cacert FILE        CA bundle (PEM) for jobs that name none
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -38,6 +39,7 @@ enum DaemonArguments {
         var limitDown: Int64??
         var limitUp: Int64??
         var limitSchedule: LimitSchedule??
+        var cacert: String?
         var level = Logger.Level.info
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
@@ -70,6 +72,8 @@ enum DaemonArguments {
                 } catch {
                     throw UsageError(message: error.message)
                 }
+            case "--cacert":
+                cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
                 let text = try value(argument)
                 guard let parsed = Logger.Level(name: text) else {
@@ -86,6 +90,7 @@ enum DaemonArguments {
         options.limitDown = limitDown
         options.limitUp = limitUp
         options.limitSchedule = limitSchedule
+        options.cacert = cacert
         return .run(options, level)
     }
 }

@@ -10,6 +10,9 @@ public struct CurlCode: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var isOK: Bool { rawValue == CURLE_OK.rawValue }
 
+    /// The (redirected) URL's protocol is not allowed for this transfer.
+    public var isUnsupportedProtocol: Bool { rawValue == CURLE_UNSUPPORTED_PROTOCOL.rawValue }
+
     /// A timeout: on connect, or too few bytes for too long once the transfer runs.
     public var isTimeout: Bool { rawValue == CURLE_OPERATION_TIMEDOUT.rawValue }
 
@@ -35,11 +38,12 @@ public struct CurlCode: Error, Equatable, Sendable, CustomStringConvertible {
         case CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT,
              CURLE_PARTIAL_FILE, CURLE_OPERATION_TIMEDOUT, CURLE_SEND_ERROR, CURLE_RECV_ERROR,
              CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_WEIRD_SERVER_REPLY,
-             CURLE_SSL_CONNECT_ERROR, CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR, CURLE_AGAIN:
+             CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR, CURLE_AGAIN:
             return .network
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
              CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE,
-             CURLE_SSL_INVALIDCERTSTATUS, CURLE_USE_SSL_FAILED, CURLE_SSL_ENGINE_NOTFOUND:
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_USE_SSL_FAILED, CURLE_SSL_ENGINE_NOTFOUND,
+             CURLE_SSL_CONNECT_ERROR:
             return .tls
         case CURLE_WRITE_ERROR, CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK:
             return .aborted

@@ -51,6 +51,7 @@ public final class CurlEasy {
         public var userAgent = "transferd/\(TransferdVersion.current)"
         /// A body to send, read through `onRead`; nil for a GET.
         public var body: Body?
+        public var tls = TLSOptions()
 
         public init(url: String) { self.url = url }
     }
@@ -81,7 +82,10 @@ public final class CurlEasy {
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds))
         try check(tds_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
         try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
-        try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        // An https request may only be redirected to https unless the job allows the downgrade.
+        let secure = request.url.lowercased().hasPrefix("https:") && !request.tls.allowInsecureRedirect
+        try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, secure ? "https" : "http,https"))
+        try configure(request.tls)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         if request.rangeStart > 0 {
@@ -146,6 +150,17 @@ public final class CurlEasy {
         var pointer: UnsafeMutableRawPointer?
         guard tds_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
         return Unmanaged<CurlEasy>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    private func configure(_ tls: TLSOptions) throws(CurlCode) {
+        if let cacert = tls.cacert { try check(tds_easy_setopt_string(handle, CURLOPT_CAINFO, cacert)) }
+        if let pin = tls.pinnedPublicKey { try check(tds_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, pin)) }
+        if let cert = tls.cert { try check(tds_easy_setopt_string(handle, CURLOPT_SSLCERT, cert)) }
+        if let key = tls.key { try check(tds_easy_setopt_string(handle, CURLOPT_SSLKEY, key)) }
+        if tls.insecure {
+            try check(tds_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 0))
+            try check(tds_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 0))
+        }
     }
 
     private func configure(_ body: Body) throws(CurlCode) {

@@ -13,6 +13,7 @@ public final class Daemon {
         public var limitUp: Int64??
         /// `--limit-schedule`: a timetable; "" removes the stored one; nil keeps it.
         public var limitSchedule: LimitSchedule??
+        public var cacert: String?
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -79,6 +80,7 @@ public final class Daemon {
         var configuration = Scheduler.Configuration()
         configuration.maxActive = options.maxActive
         configuration.stateDirectory = paths.directory
+        configuration.cacert = options.cacert
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }

@@ -51,8 +51,8 @@ final class DownloadTransfer: Transfer {
     /// Paces the transfer against its own and the global download limit.
     let pacer: Pacer
 
-    init(jobID: JobID, attempt: Int, url: String, headers: [String], pacer: Pacer, file: PartialFile,
-         resume: ResumeState) throws(TransferError) {
+    init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, pacer: Pacer,
+         file: PartialFile, resume: ResumeState) throws(TransferError) {
         self.pacer = pacer
         self.jobID = jobID
         self.attempt = attempt
@@ -62,6 +62,7 @@ final class DownloadTransfer: Transfer {
         offset = resume.bytesDurable
         var request = CurlEasy.Request(url: url)
         request.headers = headers
+        request.tls = tls
         request.lowSpeedSeconds = Self.stallSeconds
         // Under a limit, smaller network chunks keep the pace smooth (each chunk is paid for whole).
         request.receiveBufferSize = pacer.chunkLimit(request.receiveBufferSize)
@@ -131,13 +132,8 @@ final class DownloadTransfer: Transfer {
                 return .failed(.network("received \(offset) of \(total) bytes"))
             }
             return .completed
-        case .network:
-            if code.isTimeout, phase == .receiving { return .failed(.stalled(seconds: Self.stallSeconds)) }
-            return .failed(.network(easy.errorDetail ?? code.description))
-        case .tls:
-            return .failed(.tls(easy.errorDetail ?? code.description))
-        case .aborted, .request:
-            return .failed(.network(easy.errorDetail ?? code.description))
+        case .network, .tls, .aborted, .request:
+            return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving))
         }
     }
 

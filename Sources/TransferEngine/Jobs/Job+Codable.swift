@@ -3,7 +3,7 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, method, form, upload
+             createdAt, updatedAt, finishedAt, method, form, upload, tls
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -34,6 +34,7 @@ extension Job: Codable {
         try container.encode(method, forKey: .method)
         try container.encode(upload?.form, forKey: .form)
         try container.encode(upload, forKey: .upload)
+        try container.encode(tls, forKey: .tls)
     }
 
     public init(from decoder: Decoder) throws {
@@ -62,6 +63,7 @@ extension Job: Codable {
         finishedAt = try container.decodeIfPresent(Timestamp.self, forKey: .finishedAt)
         method = try container.decodeIfPresent(String.self, forKey: .method)
         upload = try container.decodeIfPresent(UploadSpec.self, forKey: .upload)
+        tls = try container.decodeIfPresent(TLSOptions.self, forKey: .tls) ?? TLSOptions()
     }
 }
 

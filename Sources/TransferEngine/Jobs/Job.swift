@@ -26,6 +26,7 @@ public struct Job: Equatable, Sendable {
     /// Uploads: the request method and what the body is made of.
     public var method: String?
     public var upload: UploadSpec?
+    public var tls = TLSOptions()
 
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
@@ -54,11 +55,12 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var method: String?
     /// Uploads: the multipart form; nil for a raw-body upload of `path`.
     public var form: [FormField]?
+    public var tls: TLSOptions?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
-                method: String? = nil, form: [FormField]? = nil) {
+                method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -73,5 +75,6 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.resumeData = resumeData
         self.method = method
         self.form = form
+        self.tls = tls
     }
 }

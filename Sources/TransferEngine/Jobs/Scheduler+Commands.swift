@@ -54,6 +54,9 @@ extension Scheduler {
             switch result {
             case .success(let job):
                 scheduler.logger.info("job \(job.id): queued \(job.kind.rawValue) \(job.url) \(job.kind == .download ? "->" : "<-") \(job.path ?? "form")")
+                if job.tls.insecure {
+                    scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.url) (--insecure)")
+                }
                 scheduler.jobs[job.id] = ScheduledJob(job: job)
                 scheduler.respond(token, ControlResponse(job: job))
                 scheduler.startNext()

@@ -8,6 +8,8 @@ public final class Scheduler {
         public var maxActive = 4
         public var defaultRetries = 7
         public var stateDirectory = ""
+        /// A CA bundle for jobs that name none (`transferd --cacert`).
+        public var cacert: String?
 
         public init() {}
     }
@@ -118,8 +120,8 @@ public final class Scheduler {
             launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
                 let pacer = Pacer(loop: loop, global: downBucket, rate: scheduled.job.limit, clock: clock)
                 let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
-                                                    headers: scheduled.job.headers, pacer: pacer,
-                                                    file: file, resume: resume)
+                                                    headers: scheduled.job.headers, tls: tlsOptions(scheduled.job),
+                                                    pacer: pacer, file: file, resume: resume)
                 transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
                 transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
                 logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)")
@@ -131,7 +133,7 @@ public final class Scheduler {
                 let pacer = Pacer(loop: loop, global: upBucket, rate: scheduled.job.limit, clock: clock)
                 return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
                                           method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
-                                          body: body, pacer: pacer)
+                                          tls: tlsOptions(scheduled.job), body: body, pacer: pacer)
             }
         case .success(.finalize(let file, let resume)):
             finalize(scheduled, attempt: attempt, file: file, state: resume, transfer: nil)
@@ -146,6 +148,13 @@ public final class Scheduler {
     }
 
     // MARK: Transfers
+
+    /// The job's TLS settings, with the daemon's CA bundle when the job names none.
+    private func tlsOptions(_ job: Job) -> TLSOptions {
+        var tls = job.tls
+        if tls.cacert == nil { tls.cacert = configuration.cacert }
+        return tls
+    }
 
     /// Creates the attempt's transfer and hands its easy handle to the engine.
     private func launch(_ scheduled: ScheduledJob, attempt: Int, _ make: () throws(TransferError) -> any Transfer) {

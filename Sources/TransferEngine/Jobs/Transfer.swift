@@ -15,3 +15,17 @@ protocol Transfer: AnyObject {
     /// The attempt's result, given libcurl's code for it.
     func outcome(_ code: CurlCode) -> AttemptOutcome
 }
+
+extension TransferError {
+    /// The error for a transfer that libcurl ended with `code`; `moving` when bytes were flowing
+    /// (a timeout then means a stall, not a failed connect).
+    init(_ code: CurlCode, detail: String?, moving: Bool) {
+        let reason = detail ?? code.description
+        switch code.category {
+        case .tls: self = .tls(reason)
+        case .request where code.isUnsupportedProtocol: self = .insecureRedirect
+        case .network where code.isTimeout && moving: self = .stalled(seconds: DownloadTransfer.stallSeconds)
+        case .ok, .network, .aborted, .request: self = .network(reason)
+        }
+    }
+}

@@ -12,7 +12,7 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .network, .stalled: true
         case .httpStatus(let status): Self.retryableStatuses.contains(status)
-        case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists: false
+        case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect: false
         }
     }
 

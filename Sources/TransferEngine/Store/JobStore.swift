@@ -25,7 +25,7 @@ public final class JobStore {
     private static let jobColumns = """
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
-        error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload
+        error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls
         """
 
     private static func job(_ row: inout SQLiteRow) -> Job {
@@ -54,13 +54,16 @@ public final class JobStore {
         let finishedAt = row.optionalInt64().map(Timestamp.init(rawValue:))
         let method = row.optionalText()
         let upload = row.optionalText().flatMap { try? JSONDecoder().decode(UploadSpec.self, from: Data($0.utf8)) }
-        return Job(id: id, kind: kind, state: state, stateReason: reason, url: url, path: path,
+        let tls = row.optionalText().flatMap { try? JSONDecoder().decode(TLSOptions.self, from: Data($0.utf8)) }
+        var job = Job(id: id, kind: kind, state: state, stateReason: reason, url: url, path: path,
                    headers: headers, sha256: sha256, overwrite: overwrite, priority: priority,
                    batch: batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone,
                    bytesTotal: bytesTotal, attempts: attempts, httpStatus: httpStatus,
                    error: errorCode.map { JobError(code: $0, message: errorMessage ?? "") },
                    nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
                    finishedAt: finishedAt, method: method, upload: upload)
+        job.tls = tls ?? TLSOptions()
+        return job
     }
 
     /// Queues a new job (with its resume state, when it continues earlier bytes).
@@ -68,18 +71,19 @@ public final class JobStore {
                        bytesTotal: Int64? = nil, now: Timestamp = .now) throws -> Job {
         let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
         let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         return try connection.transaction {
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                                  method, upload)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  method, upload, tls)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
                 new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
-                upload == nil ? String?.none : new.method, uploadJSON)
+                upload == nil ? String?.none : new.method, uploadJSON, tlsJSON)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }

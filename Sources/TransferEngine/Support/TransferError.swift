@@ -19,6 +19,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case destinationExists(path: String)
     /// The transfer moved no bytes for too long.
     case stalled(seconds: Int)
+    /// An https request was redirected to http, and the job does not allow that.
+    case insecureRedirect
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -31,6 +33,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .diskFull: "disk_full"
         case .io, .destinationExists: "io"
         case .stalled: "stalled"
+        case .insecureRedirect: "insecure_redirect"
         }
     }
 
@@ -50,6 +53,8 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot \(operation) \(path): \(SystemError.describe(errno))"
         case .destinationExists(let path): "\(path) already exists (use --overwrite to replace it)"
         case .stalled(let seconds): "no data received for \(seconds) s"
+        case .insecureRedirect:
+            "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
         }
     }
 

@@ -15,8 +15,8 @@ final class UploadTransfer: Transfer {
     /// Paces the transfer against its own and the global upload limit.
     let pacer: Pacer
 
-    init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], body: any UploadBody,
-         pacer: Pacer) throws(TransferError) {
+    init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], tls: TLSOptions,
+         body: any UploadBody, pacer: Pacer) throws(TransferError) {
         self.pacer = pacer
         self.jobID = jobID
         self.attempt = attempt
@@ -24,6 +24,7 @@ final class UploadTransfer: Transfer {
         contentLength = body.contentLength
         var request = CurlEasy.Request(url: url)
         request.headers = headers
+        request.tls = tls
         let ownType = headers.contains { $0.lowercased().hasPrefix("content-type:") }
         if let contentType = body.contentType, !ownType { request.headers.append("Content-Type: \(contentType)") }
         // A redirect would need the body again from the start: report it instead.
@@ -62,13 +63,8 @@ final class UploadTransfer: Transfer {
         case .ok:
             guard let status = response?.status else { return .failed(.network("no response")) }
             return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
-        case .network:
-            if code.isTimeout, sent > 0 { return .failed(.stalled(seconds: DownloadTransfer.stallSeconds)) }
-            return .failed(.network(easy.errorDetail ?? code.description))
-        case .tls:
-            return .failed(.tls(easy.errorDetail ?? code.description))
-        case .aborted, .request:
-            return .failed(.network(easy.errorDetail ?? code.description))
+        case .network, .tls, .aborted, .request:
+            return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0))
         }
     }
 
