@@ -24,6 +24,15 @@ struct Context {
         }
     }
 
+    /// Queues a job and prints its id (`--json`: the job).
+    func queue(_ job: NewJob) throws -> ExitStatus {
+        guard let created = try send(ControlRequest(.add, job: job)).job else {
+            throw CommandFailure(message: "the daemon did not return the job", status: .failure)
+        }
+        if json { printJSON(created) } else { print(created.id.description) }
+        return .success
+    }
+
     /// Prints a value as pretty JSON on stdout.
     func printJSON<Value: Encodable>(_ value: Value) {
         let encoder = JSONEncoder()

@@ -64,10 +64,7 @@ struct DownloadCommand: Subcommand {
     }
 
     func run(_ context: Context) throws -> ExitStatus {
-        let response = try context.send(ControlRequest(.add, job: job))
-        guard let created = response.job else { throw CommandFailure(message: "the daemon did not return the job", status: .failure) }
-        if context.json { context.printJSON(created) } else { context.print(created.id.description) }
-        return .success
+        try context.queue(job)
     }
 }
 
