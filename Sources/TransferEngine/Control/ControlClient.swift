@@ -61,8 +61,15 @@ public final class ControlClient {
     public func send(_ request: ControlRequest, timeout: Double? = nil) throws(Failure) -> ControlResponse {
         guard var bytes = try? Array(JSONEncoder().encode(request)) else { throw .invalidResponse("cannot encode request") }
         bytes.append(UInt8(ascii: "\n"))
-        try writeAll(bytes)
-        let line = try readLine(timeout: timeout)
+        let line: [UInt8]
+        do {
+            try writeAll(bytes)
+            line = try readLine(timeout: timeout)
+        } catch .connectionClosed {
+            // The daemon may have answered and closed before reading the request (a refused
+            // uid): what it said is still waiting to be read.
+            line = try readLine(timeout: 1)
+        }
         do {
             return try JSONDecoder().decode(ControlResponse.self, from: Data(line))
         } catch {

@@ -39,6 +39,17 @@ final class Pacer {
         return max(16 * 1024, min(proposed, Int(rate / Self.piecesPerSecond)))
     }
 
+    /// How much a transfer that can send any amount (an upload) should send now: what both
+    /// buckets hold (at least 1 KiB), so that sending never runs ahead of the rate.
+    func allowance(_ proposed: Int) -> Int {
+        guard isLimited else { return proposed }
+        let now = clock()
+        own.refill(now: now)
+        global.bucket.refill(now: now)
+        let tokens = min(own.tokens, global.bucket.tokens)
+        return max(1024, min(chunkLimit(proposed), Int(tokens.isFinite ? tokens : Double(proposed))))
+    }
+
     /// True when both buckets allow moving bytes now; otherwise `onAllowed` runs later.
     func admit() -> Bool {
         guard isLimited else { return true }

@@ -72,7 +72,8 @@ final class UploadTransfer: Transfer {
         guard !stopped else { return .abort }
         guard pacer.admit() else { return .pause }
         do {
-            let count = try body.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<pacer.chunkLimit(buffer.count)]))
+            let room = min(buffer.count, pacer.allowance(buffer.count))
+            let count = try body.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room]))
             pacer.moved(count)
             sent += Int64(count)
             return .bytes(count)
