@@ -250,6 +250,36 @@ final class SecurityTests: IntegrationTestCase {
                        "the redirect was followed to plain http; log:\n\(tlsNginx.describeLog())")
     }
 
+    func testCredentialsAreNotSentToAnotherHostAfterARedirect() throws {
+        let name = "elsewhere.bin"
+        let size = 64 * KiB
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        let id = try cli.download(tlsNginx.redirectToOtherHostURL(name), to: dest,
+                                  ["-H", "Authorization: Bearer SECRET-TOKEN-123", "-H", "Cookie: s=SECRET-TOKEN-123"])
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        let first = try XCTUnwrap(tlsNginx.awaitRequests(.plain, path: "/to-localhost/\(name)", count: 1).first)
+        XCTAssertTrue(first.authorization.contains("SECRET-TOKEN-123"), "the first host gets the credentials")
+        let followed = try XCTUnwrap(tlsNginx.awaitRequests(.plain, path: "/files/\(name)", count: 1).first,
+                                     tlsNginx.describeLog())
+        XCTAssertEqual(followed.authorization, "", "Authorization must not follow a redirect to another host")
+        XCTAssertEqual(followed.cookie, "", "Cookie must not follow a redirect to another host")
+    }
+
+    func testFilesTheDaemonCreatesAreNotWorldWritable() throws {
+        let name = "perm.bin"
+        try makeSource(name, size: 32 * KiB)
+        let dest = destination("deep/dir/" + name)
+        let id = try cli.download(nginx.url(.files, name), to: dest)
+        try waitCompleted(id)
+        for path in [dest.path, dest.deletingLastPathComponent().path, daemon.stateDir.path,
+                     daemon.stateDir.appendingPathComponent("transfers.db").path] {
+            let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+            XCTAssertEqual(mode & 0o002, 0, "\(path) is world-writable: \(String(mode, radix: 8))")
+        }
+    }
+
     // MARK: uploads
 
     func testUploadHonoursTLSOptions() throws {

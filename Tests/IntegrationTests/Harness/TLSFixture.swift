@@ -188,6 +188,10 @@ final class TLSNginxServer {
     /// `/sink/NAME`: accepts any upload with 201.
     func sinkURL(_ scheme: Scheme, _ name: String) -> String { "\(baseURL(scheme))/sink/\(name)" }
 
+    /// A URL on 127.0.0.1 that redirects to the same server under another host name,
+    /// `http://localhost:<plainPort>/files/NAME`.
+    func redirectToOtherHostURL(_ name: String) -> String { "\(baseURL(.plain))/to-localhost/\(name)" }
+
     /// HTTPS URL that redirects to `http://127.0.0.1:<plainPort>/files/NAME`.
     func redirectToPlainURL(_ name: String) -> String { "\(baseURL(.tls))/to-http/\(name)" }
 
@@ -234,6 +238,7 @@ final class TLSNginxServer {
                 location /files/ { alias \(root); }
                 location /slow/ { alias \(root); limit_rate \(slowRate); }
                 location /sink/ { client_max_body_size 0; return 201 "stored\\n"; }
+                location ~ ^/to-localhost/(.*)$ { return 302 http://localhost:\(plainPort)/files/$1; }
         """
         return """
         daemon off;
