@@ -8,8 +8,6 @@ public struct CurlCode: Error, Equatable, Sendable, CustomStringConvertible {
 
     public static let ok = CurlCode(CURLE_OK)
 
-    public var isOK: Bool { rawValue == CURLE_OK.rawValue }
-
     /// The (redirected) URL's protocol is not allowed for this transfer.
     public var isUnsupportedProtocol: Bool { rawValue == CURLE_UNSUPPORTED_PROTOCOL.rawValue }
 

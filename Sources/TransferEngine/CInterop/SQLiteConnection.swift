@@ -72,8 +72,6 @@ final class SQLiteConnection {
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    var changes: Int { Int(sqlite3_changes(handle)) }
-
     private func prepared(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let statement = statements[sql] { return statement }
         let statement = try SQLiteStatement(connection: handle, sql: sql)

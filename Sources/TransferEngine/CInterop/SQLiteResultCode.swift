@@ -12,9 +12,6 @@ public struct SQLiteResultCode: RawRepresentable, Equatable, Sendable, CustomStr
     public static let ok = SQLiteResultCode(rawValue: SQLITE_OK)
     public static let row = SQLiteResultCode(rawValue: SQLITE_ROW)
     public static let done = SQLiteResultCode(rawValue: SQLITE_DONE)
-    public static let busy = SQLiteResultCode(rawValue: SQLITE_BUSY)
-    public static let full = SQLiteResultCode(rawValue: SQLITE_FULL)
-    public static let constraint = SQLiteResultCode(rawValue: SQLITE_CONSTRAINT)
 
     public var description: String { String(cString: sqlite3_errstr(rawValue)) }
 }

@@ -18,9 +18,6 @@ public final class UVLoop {
 
     public func stop() { uv_stop(raw) }
 
-    /// The loop's cached time in milliseconds (monotonic).
-    public var now: UInt64 { uv_now(raw) }
-
     /// Closes every handle still open, runs their close callbacks, then frees the loop.
     deinit {
         uv_walk(raw, { handle, _ in

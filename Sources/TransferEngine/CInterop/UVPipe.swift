@@ -97,8 +97,6 @@ final class UVPipeConnection {
         })
     }
 
-    func stopReading() { uv_read_stop(stream) }
-
     /// Queues `bytes` for writing; they are copied and freed once written.
     func write(_ bytes: [UInt8]) {
         guard !isClosed, !bytes.isEmpty else { return }

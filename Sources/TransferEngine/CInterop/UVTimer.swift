@@ -23,7 +23,4 @@ public final class UVTimer {
     }
 
     public func stop() { uv_timer_stop(handle) }
-
-    /// Lets the loop exit while this timer is the only thing left.
-    public func unref() { uv_unref(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)) }
 }
