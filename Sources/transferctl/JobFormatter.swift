@@ -73,6 +73,7 @@ enum JobFormatter {
                 parts.append(ByteCount.describe(attempt.bytes))
                 if let error = attempt.error { parts.append("\(error.code): \(error.message)") }
                 lines.append(parts.joined(separator: "  "))
+                if let metrics = attempt.metrics { lines.append("      " + timings(metrics)) }
             }
         }
         if let response {
@@ -82,6 +83,21 @@ enum JobFormatter {
             if !body.isEmpty { lines.append(body + (response.truncated ? "\n[... truncated at 64 KiB]" : "")) }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `dns 0.1 ms, connect 0.3 ms, tls 4.0 ms, first byte 5.2 ms, total 1.20 s, HTTP/1.1 127.0.0.1:8080, 512.0 MiB/s`
+    static func timings(_ metrics: AttemptMetrics) -> String {
+        func time(_ milliseconds: Double) -> String {
+            milliseconds >= 1000 ? "\((milliseconds / 10).rounded() / 100) s" : "\((milliseconds * 10).rounded() / 10) ms"
+        }
+        var parts = ["dns \(time(metrics.nameLookupMs))", "connect \(time(metrics.connectMs))"]
+        if metrics.tlsMs > 0 { parts.append("tls \(time(metrics.tlsMs))") }
+        parts += ["first byte \(time(metrics.firstByteMs))", "total \(time(metrics.totalMs))"]
+        var route = metrics.httpVersion.map { "HTTP/\($0)" } ?? ""
+        if let address = metrics.remoteAddress { route += (route.isEmpty ? "" : " ") + address }
+        if !route.isEmpty { parts.append(route) }
+        parts.append(Rate.describe(metrics.bytesPerSecond))
+        return parts.joined(separator: ", ")
     }
 
     static func outcome(_ job: Job) -> String {

@@ -69,6 +69,28 @@ final class DownloadTests: IntegrationTestCase {
         XCTAssertEqual(cli.wait([good]).exitCode, 0, "wait on a completed job")
     }
 
+    func testEveryAttemptKeepsItsTimings() throws {
+        let size = 512 * KiB
+        try makeSource("timed.bin", size: size)
+        let id = try cli.download(nginx.url(.files, "timed.bin"), to: destination("timed.bin"))
+        try waitCompleted(id)
+        let failed = try cli.download(nginx.statusURL(404), to: destination("missing.bin"), ["--retry", "0"])
+        XCTAssertEqual(cli.wait([failed]).exitCode, 1)
+
+        for jobID in [id, failed] {
+            let job = try cli.job(jobID)
+            let metrics = try XCTUnwrap(job.attemptLog.first?["metrics"] as? [String: Any], job.jsonText)
+            let total = try XCTUnwrap(metrics["totalMs"] as? Double)
+            let firstByte = try XCTUnwrap(metrics["firstByteMs"] as? Double)
+            XCTAssertGreaterThan(total, 0, job.jsonText)
+            XCTAssertLessThanOrEqual(firstByte, total, job.jsonText)
+            XCTAssertEqual(metrics["httpVersion"] as? String, "1.1", job.jsonText)
+            XCTAssertEqual(metrics["remoteAddress"] as? String, "127.0.0.1:\(nginx.port)", job.jsonText)
+            let human = cli.run(["show", String(jobID)]).stdout
+            XCTAssertTrue(human.contains("first byte") && human.contains("HTTP/1.1"), "show lists the timings:\n\(human)")
+        }
+    }
+
     func testHTTP404Fails() throws {
         try assertHTTPFailure(status: 404)
     }

@@ -135,6 +135,36 @@ public final class CurlEasy {
         return code
     }
 
+    /// What libcurl measured for this transfer so far.
+    public var metrics: AttemptMetrics {
+        func milliseconds(_ info: CURLINFO) -> Double {
+            var microseconds: curl_off_t = 0
+            _ = tds_easy_getinfo_off(handle, info, &microseconds)
+            return Double(microseconds) / 1000
+        }
+        func count(_ info: CURLINFO) -> Int64 {
+            var value: curl_off_t = 0
+            _ = tds_easy_getinfo_off(handle, info, &value)
+            return Int64(value)
+        }
+        var version = 0
+        _ = tds_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        var ip: UnsafePointer<CChar>?
+        _ = tds_easy_getinfo_string(handle, CURLINFO_PRIMARY_IP, &ip)
+        var port = 0
+        _ = tds_easy_getinfo_long(handle, CURLINFO_PRIMARY_PORT, &port)
+        let address = ip.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
+        let versions = [CURL_HTTP_VERSION_1_0: "1.0", CURL_HTTP_VERSION_1_1: "1.1",
+                        CURL_HTTP_VERSION_2_0: "2", CURL_HTTP_VERSION_3: "3"]
+        return AttemptMetrics(nameLookupMs: milliseconds(CURLINFO_NAMELOOKUP_TIME_T),
+                              connectMs: milliseconds(CURLINFO_CONNECT_TIME_T),
+                              tlsMs: milliseconds(CURLINFO_APPCONNECT_TIME_T),
+                              firstByteMs: milliseconds(CURLINFO_STARTTRANSFER_TIME_T),
+                              totalMs: milliseconds(CURLINFO_TOTAL_TIME_T),
+                              httpVersion: versions[version], remoteAddress: address,
+                              bytesPerSecond: max(count(CURLINFO_SPEED_DOWNLOAD_T), count(CURLINFO_SPEED_UPLOAD_T)))
+    }
+
     /// libcurl's detailed message for the last failure, if any.
     public var errorDetail: String? {
         let text = String(cString: errorBuffer)

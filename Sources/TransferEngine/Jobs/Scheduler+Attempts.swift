@@ -65,23 +65,27 @@ extension Scheduler {
         let checkpoint = download?.checkpoint
         let file = download?.file
         let response = (transfer as? UploadTransfer)?.response
+        let metrics = transfer?.easy.metrics
         switch outcome {
         case .completed:
             if let download {
                 logger.debug("job \(id): attempt \(attempt) received \(received) bytes; finishing the file")
-                finalize(scheduled, attempt: attempt, file: download.file, state: download.checkpoint, transfer: download)
+                finalize(scheduled, attempt: attempt, file: download.file, state: download.checkpoint, transfer: download,
+                         metrics: metrics)
             } else {
                 logger.info("job \(id): completed, sent \(received) bytes, HTTP \(status ?? 0)")
                 ended(scheduled, StateChange(.completed, httpStatus: status, bytesDone: received)) { store in
                     if let response { try store.saveResponse(id, response) }
-                    try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received)
+                    try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received,
+                                            metrics: metrics)
                 }
             }
         case .failed(let error):
             let record: @Sendable (JobStore) throws -> Void = { store in
                 if let checkpoint { try store.saveResume(id, checkpoint) }
                 if let response { try store.saveResponse(id, response) }
-                try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received)
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received,
+                                        metrics: metrics)
             }
             let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable)
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
@@ -105,7 +109,8 @@ extension Scheduler {
             scheduled.detach()
             change(scheduled, next, alsoRecord: { store in
                 if let fresh { try store.saveResume(id, fresh) }
-                try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received)
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received,
+                                        metrics: metrics)
             })
             startNext()
         }
@@ -130,7 +135,7 @@ extension Scheduler {
     /// Syncs, verifies and renames the finished file into place off the loop thread; marks the
     /// resume state `finalizing` before the rename so a crash in between is recognised.
     func finalize(_ scheduled: ScheduledJob, attempt: Int, file: PartialFile, state: ResumeState,
-                  transfer: DownloadTransfer?) {
+                  transfer: DownloadTransfer?, metrics: AttemptMetrics? = nil) {
         let id = scheduled.id
         let expected = scheduled.job.sha256?.lowercased()
         let destination = scheduled.job.path ?? ""
@@ -152,19 +157,21 @@ extension Scheduler {
                 try file.moveIntoPlace(destination, replacing: overwrite)
             }
             inbox.post { scheduler in
-                scheduler.finalized(id, attempt: attempt, result, state: state, status: status, received: received)
+                scheduler.finalized(id, attempt: attempt, result, state: state, status: status, received: received,
+                                    metrics: metrics)
             }
         }
     }
 
     private func finalized(_ id: JobID, attempt: Int, _ result: Result<Void, any Error>, state: ResumeState,
-                           status: Int?, received: Int64) {
+                           status: Int?, received: Int64, metrics: AttemptMetrics?) {
         guard let scheduled = jobs[id], scheduled.job.state == .running else { return }
         switch result {
         case .success:
             logger.info("job \(id): completed, \(state.bytesDurable) bytes at \(scheduled.job.path ?? "")")
             ended(scheduled, StateChange(.completed, httpStatus: status, bytesDone: state.bytesDurable)) { store in
-                try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received)
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received,
+                                        metrics: metrics)
                 try store.deleteResume(id)
             }
         case .failure(let error):
@@ -176,7 +183,8 @@ extension Scheduler {
             if discard { files.async { PartialFile.remove(partialPath) } }
             ended(scheduled, StateChange(.failed, reason: failure.message, error: failure.record, httpStatus: status,
                                          bytesDone: discard ? 0 : state.bytesDurable)) { store in
-                try store.finishAttempt(id, number: attempt, httpStatus: status, error: failure.record, bytes: received)
+                try store.finishAttempt(id, number: attempt, httpStatus: status, error: failure.record, bytes: received,
+                                        metrics: metrics)
                 if discard { try store.deleteResume(id) }
             }
         }

@@ -321,12 +321,12 @@ extension Scheduler {
         stopTransfer(of: scheduled) { [unowned self] transfer in
             let download = transfer as? DownloadTransfer
             let checkpoint = download?.checkpoint
-            let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred) }
+            let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
             let partialPath = scheduled.job.partialPath
             scheduled.detach()
             let finishAttempt: @Sendable (JobStore) throws -> Void = { store in
-                if let (number, status, bytes) = attempt {
-                    try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes)
+                if let (number, status, bytes, metrics) = attempt {
+                    try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes, metrics: metrics)
                 }
             }
             if target == .paused {

@@ -354,15 +354,16 @@ public final class Scheduler {
                 let download = transfer as? DownloadTransfer
                 let checkpoint = download?.checkpoint
                 let file = download?.file
-                let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred) }
+                let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
                 let id = scheduled.id
                 scheduled.detach()
                 change(scheduled, StateChange(.queued, reason: "daemon stopped", httpStatus: transfer?.status,
                                               bytesDone: checkpoint?.bytesDurable),
                        syncing: file, alsoRecord: { store in
                            if let checkpoint { try store.saveResume(id, checkpoint) }
-                           if let (number, status, bytes) = attempt {
-                               try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes)
+                           if let (number, status, bytes, metrics) = attempt {
+                               try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes,
+                                                       metrics: metrics)
                            }
                        }, then: { _ in finishOne() })
             }

@@ -9,9 +9,11 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
     public var error: JobError?
     /// Bytes received in this attempt.
     public var bytes: Int64
+    /// libcurl's timings, once the attempt has ended (nil for one a stopped daemon left open).
+    public var metrics: AttemptMetrics?
 
     public init(number: Int, startedAt: Timestamp, endedAt: Timestamp? = nil, rangeStart: Int64,
-                httpStatus: Int? = nil, error: JobError? = nil, bytes: Int64 = 0) {
+                httpStatus: Int? = nil, error: JobError? = nil, bytes: Int64 = 0, metrics: AttemptMetrics? = nil) {
         self.number = number
         self.startedAt = startedAt
         self.endedAt = endedAt
@@ -19,6 +21,7 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         self.httpStatus = httpStatus
         self.error = error
         self.bytes = bytes
+        self.metrics = metrics
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -30,9 +33,10 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         try container.encode(httpStatus, forKey: .httpStatus)
         try container.encode(error, forKey: .error)
         try container.encode(bytes, forKey: .bytes)
+        try container.encode(metrics, forKey: .metrics)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes
+        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics
     }
 }

@@ -149,11 +149,12 @@ public final class JobStore {
     }
 
     public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
-                              now: Timestamp = .now) throws {
+                              metrics: AttemptMetrics? = nil, now: Timestamp = .now) throws {
+        let metricsJSON = try metrics.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try connection.run("""
-            UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?
+            UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?, metrics = ?
             WHERE job_id = ? AND number = ?
-            """, now.rawValue, httpStatus, error?.code, error?.message, bytes, id.rawValue, number)
+            """, now.rawValue, httpStatus, error?.code, error?.message, bytes, metricsJSON, id.rawValue, number)
     }
 
     /// Closes the attempts a stopped daemon left open, so `show` says what happened to them.
@@ -167,7 +168,7 @@ public final class JobStore {
 
     public func attempts(_ id: JobID) throws -> [AttemptRecord] {
         try connection.query("""
-            SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes
+            SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes, metrics
             FROM attempts WHERE job_id = ? ORDER BY number
             """, [id.rawValue]) { row in
             let number = row.int()
@@ -177,9 +178,11 @@ public final class JobStore {
             let status = row.optionalInt()
             let code = row.optionalText()
             let message = row.optionalText()
+            let bytes = row.int64()
+            let metrics = row.optionalText().flatMap { try? JSONDecoder().decode(AttemptMetrics.self, from: Data($0.utf8)) }
             return AttemptRecord(number: number, startedAt: startedAt, endedAt: endedAt, rangeStart: rangeStart,
                                  httpStatus: status, error: code.map { JobError(code: $0, message: message ?? "") },
-                                 bytes: row.int64())
+                                 bytes: bytes, metrics: metrics)
         }
     }
 
