@@ -15,6 +15,7 @@ enum TransferCtl {
         "resume-data": ResumeDataCommand.self,
         "stats": StatsCommand.self,
         "limit": LimitCommand.self,
+        "events": EventsCommand.self,
     ] }
 
     static func run(_ arguments: [String]) -> ExitStatus {

@@ -97,6 +97,9 @@ final class UVPipeConnection {
         })
     }
 
+    /// Bytes queued for writing that the peer has not taken yet.
+    var queuedBytes: Int { uv_stream_get_write_queue_size(stream) }
+
     /// Queues `bytes` for writing; they are copied and freed once written.
     func write(_ bytes: [UInt8]) {
         guard !isClosed, !bytes.isEmpty else { return }

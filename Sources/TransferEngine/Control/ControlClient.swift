@@ -77,6 +77,17 @@ public final class ControlClient {
         }
     }
 
+    /// Reads the next response line: for requests the daemon answers with a stream (`events`
+    /// with `follow`).
+    public func receive(timeout: Double? = nil) throws(Failure) -> ControlResponse {
+        let line = try readLine(timeout: timeout)
+        do {
+            return try JSONDecoder().decode(ControlResponse.self, from: Data(line))
+        } catch {
+            throw .invalidResponse("\(error)")
+        }
+    }
+
     private func writeAll(_ bytes: [UInt8]) throws(Failure) {
         var offset = 0
         while offset < bytes.count {

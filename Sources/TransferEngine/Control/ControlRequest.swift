@@ -29,10 +29,12 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var up: Int64?
     /// `limit`: a new timetable (see LimitSchedule); "" removes it.
     public var schedule: String?
+    /// `events`: keep the connection open and send each new event as a line.
+    public var follow: Bool?
 
     public init(_ command: ControlCommand, ids: [JobID]? = nil, all: Bool? = nil, job: NewJob? = nil,
                 state: JobState? = nil, batch: Int64? = nil, limit: Int? = nil, rate: Int64? = nil,
-                down: Int64? = nil, up: Int64? = nil, schedule: String? = nil) {
+                down: Int64? = nil, up: Int64? = nil, schedule: String? = nil, follow: Bool? = nil) {
         version = Self.protocolVersion
         self.command = command
         self.ids = ids
@@ -45,11 +47,12 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         self.down = down
         self.up = up
         self.schedule = schedule
+        self.follow = follow
     }
 }
 
 /// The commands of protocol version 1. Raw values are the wire words.
 public enum ControlCommand: String, Codable, Sendable, CaseIterable {
-    case add, list, show, pause, resume, cancel, retry, wait, stats, limit
+    case add, list, show, pause, resume, cancel, retry, wait, stats, limit, events
     case resumeData = "resume-data"
 }

@@ -15,10 +15,13 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var stats: DaemonStats?
     /// `show` of an upload: what the server answered, once it did.
     public var response: UploadResponse?
+    /// `events`: the most recent events; with `follow`, each later line carries one `event`.
+    public var events: [TransferEvent]?
+    public var event: TransferEvent?
 
     public init(ok: Bool = true, error: ControlError? = nil, jobs: [Job]? = nil, job: Job? = nil,
                 attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil,
-                response: UploadResponse? = nil) {
+                response: UploadResponse? = nil, events: [TransferEvent]? = nil, event: TransferEvent? = nil) {
         version = ControlRequest.protocolVersion
         self.ok = ok
         self.error = error
@@ -28,6 +31,8 @@ public struct ControlResponse: Codable, Equatable, Sendable {
         self.resumeData = resumeData
         self.stats = stats
         self.response = response
+        self.events = events
+        self.event = event
     }
 
     public static func failure(_ error: ControlError) -> ControlResponse {

@@ -22,6 +22,23 @@ public final class ControlServer {
         listener = try UVPipeListener(loop: loop, path: path) { [unowned self] pipe in accept(pipe) }
     }
 
+    /// A connection used for a stream of lines (`events --follow`).
+    public struct Stream {
+        /// Bytes written but not yet taken by the client.
+        public let queued: () -> Int
+        public let write: ([UInt8]) -> Void
+        public let close: () -> Void
+    }
+
+    public func stream(for id: Int) -> Stream? {
+        guard let connection = connections[id] else { return nil }
+        return Stream(queued: { [weak connection] in connection?.pipe.queuedBytes ?? 0 },
+                      write: { [weak connection] line in connection?.pipe.write(line) },
+                      close: { [weak self, weak connection] in
+                          if let connection { self?.drop(connection) }
+                      })
+    }
+
     /// Stops listening and closes every connection.
     public func close() {
         listener = nil

@@ -97,6 +97,7 @@ public final class Daemon {
         } catch {
             throw Failure.cannotListen(socket: paths.socket, reason: error.description)
         }
+        scheduler.streams = { [unowned server] in server.stream(for: $0) }
 
         var stopping = false
         let deadline = UVTimer(loop: loop) { [logger] in

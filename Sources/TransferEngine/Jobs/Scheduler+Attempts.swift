@@ -66,6 +66,14 @@ extension Scheduler {
         let file = download?.file
         let response = (transfer as? UploadTransfer)?.response
         let metrics = transfer?.easy.metrics
+        if case .failed(let error) = outcome {
+            attemptFinished(id, attempt: attempt, status: status, error: error, bytes: received, metrics: metrics)
+        } else if case .startOver(let reason) = outcome {
+            attemptFinished(id, attempt: attempt, status: status, error: .sourceChanged(reason), bytes: received,
+                            metrics: metrics)
+        } else if download == nil {
+            attemptFinished(id, attempt: attempt, status: status, error: nil, bytes: received, metrics: metrics)
+        }
         switch outcome {
         case .completed:
             if let download {
@@ -89,6 +97,14 @@ extension Scheduler {
             }
             let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable)
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
+            if next.state == .waiting {
+                var event = TransferEvent(.retryScheduled, job: id)
+                event.attempt = attempt + 1
+                event.nextAttemptAt = next.nextAttemptAt
+                event.reason = next.reason
+                event.error = error.record
+                events.publish(event)
+            }
             scheduled.detach()
             let emptyPartial = download != nil && next.state == .failed && (checkpoint?.bytesDurable ?? 0) == 0
                 ? scheduled.job.partialPath : nil
@@ -166,6 +182,13 @@ extension Scheduler {
     private func finalized(_ id: JobID, attempt: Int, _ result: Result<Void, any Error>, state: ResumeState,
                            status: Int?, received: Int64, metrics: AttemptMetrics?) {
         guard let scheduled = jobs[id], scheduled.job.state == .running else { return }
+        let failure: TransferError?
+        if case .failure(let error) = result {
+            failure = error as? TransferError ?? .io(path: state.partialPath, operation: "finish", errno: 0)
+        } else {
+            failure = nil
+        }
+        attemptFinished(id, attempt: attempt, status: status, error: failure, bytes: received, metrics: metrics)
         switch result {
         case .success:
             logger.info("job \(id): completed, \(state.bytesDurable) bytes at \(scheduled.job.path ?? "")")
@@ -174,8 +197,8 @@ extension Scheduler {
                                         metrics: metrics)
                 try store.deleteResume(id)
             }
-        case .failure(let error):
-            let failure = error as? TransferError ?? .io(path: state.partialPath, operation: "finish", errno: 0)
+        case .failure:
+            let failure = failure ?? .io(path: state.partialPath, operation: "finish", errno: 0)
             logger.warn("job \(id): cannot finish: \(failure.message)")
             let discard: Bool
             if case .checksumMismatch = failure { discard = true } else { discard = false }

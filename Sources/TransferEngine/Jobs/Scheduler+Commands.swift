@@ -14,6 +14,7 @@ extension Scheduler {
         case .stats: stats(reply: reply)
         case .resumeData: resumeData(request, reply: reply)
         case .limit: limit(request, reply: reply)
+        case .events: streamEvents(request, connection: connection, reply: reply)
         }
     }
 
@@ -58,6 +59,12 @@ extension Scheduler {
                     scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.url) (--insecure)")
                 }
                 scheduler.jobs[job.id] = ScheduledJob(job: job)
+                var event = TransferEvent(.jobCreated, job: job.id)
+                event.state = job.state
+                event.bytesDone = job.bytesDone
+                event.bytesTotal = job.bytesTotal
+                event.reason = "\(job.kind.rawValue) \(job.url)"
+                scheduler.events.publish(event)
                 scheduler.respond(token, ControlResponse(job: job))
                 scheduler.startNext()
             case .failure(let error as ControlError):
@@ -150,6 +157,9 @@ extension Scheduler {
                 switch result {
                 case .success(let job):
                     scheduler.logger.info("job \(id): limit \(Rate.describe(limit))")
+                    var event = TransferEvent(.limitChanged, job: id)
+                    event.limit = limit
+                    scheduler.events.publish(event)
                     scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job))
                 case .failure(let error as ControlError):
                     scheduler.respond(token, .failure(error))
@@ -322,6 +332,9 @@ extension Scheduler {
             let download = transfer as? DownloadTransfer
             let checkpoint = download?.checkpoint
             let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
+            if let (number, status, bytes, metrics) = attempt {
+                attemptFinished(id, attempt: number, status: status, error: nil, bytes: bytes, metrics: metrics)
+            }
             let partialPath = scheduled.job.partialPath
             scheduled.detach()
             let finishAttempt: @Sendable (JobStore) throws -> Void = { store in
@@ -346,6 +359,16 @@ extension Scheduler {
                 }
             }
         }
+    }
+
+    // MARK: events
+
+    /// The most recent events; with `follow`, every later one on the same connection.
+    private func streamEvents(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+        reply(ControlResponse(events: events.recent))
+        guard request.follow == true else { return }
+        guard let stream = streams(connection) else { return }
+        events.subscribe(connection, stream)
     }
 
     // MARK: wait
@@ -396,6 +419,7 @@ extension Scheduler {
 
     /// The client went away: forget what it was waiting for.
     public func connectionClosed(_ connection: Int) {
+        events.unsubscribe(connection)
         for waiter in waiters where waiter.connection == connection { pendingReplies[waiter.token] = nil }
         waiters.removeAll { $0.connection == connection }
     }

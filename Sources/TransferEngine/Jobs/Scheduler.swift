@@ -32,6 +32,12 @@ public final class Scheduler {
     let retryPolicy = RetryPolicy()
     /// Set by the daemon once the loop exists; the way back onto this thread.
     var inbox: LoopInbox<Scheduler>!
+    /// Every lifecycle event goes here: `events`, `events --follow`, and later `watch`.
+    let events: EventBus
+    /// Set by the daemon: the control connection to stream events to.
+    public var streams: (Int) -> ControlServer.Stream? = { _ in nil }
+    private var progressTimer: UVTimer!
+    private var lastProgress: [JobID: Int64] = [:]
 
     /// Every job that may still move.
     var jobs: [JobID: ScheduledJob] = [:]
@@ -57,12 +63,14 @@ public final class Scheduler {
         self.store = store
         self.logger = logger
         self.loop = loop
+        events = EventBus(logger: logger)
         downBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         upBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         multi = try CurlMulti(loop: loop)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in retryDueJobs() }
         tickTimer = UVTimer(loop: loop) { [unowned self] in tick() }
+        progressTimer = UVTimer(loop: loop) { [unowned self] in publishProgress() }
     }
 
     /// Takes over the unfinished jobs of the store (a job that was running when the daemon
@@ -78,6 +86,7 @@ public final class Scheduler {
         }
         applyLimits()
         tickTimer.start(after: 1000, repeat: 1000)
+        progressTimer.start(after: Self.progressInterval, repeat: Self.progressInterval)
         scheduleRetryTimer()
         startNext()
     }
@@ -100,6 +109,11 @@ public final class Scheduler {
 
     private func begin(_ scheduled: ScheduledJob) {
         precondition(scheduled.job.state.canTransition(to: .running))
+        var event = TransferEvent(.state, job: scheduled.id)
+        event.state = .running
+        event.from = scheduled.job.state
+        event.reason = "attempt \(scheduled.job.attempts + 1)"
+        let started = event
         scheduled.job.state = .running
         scheduled.job.stateReason = nil
         scheduled.job.error = nil
@@ -107,6 +121,8 @@ public final class Scheduler {
         let job = scheduled.job
         let attempt = job.attempts
         stored({ store in try AttemptPreparation.prepare(job, attempt: attempt, in: store) }) { scheduler, result in
+            // Published once recorded, so that events keep the order of the store's changes.
+            scheduler.events.publish(started)
             scheduler.attemptPrepared(job.id, attempt: attempt, result)
         }
     }
@@ -170,6 +186,11 @@ public final class Scheduler {
         }
         scheduled.transfer = transfer
         transfersByEasy[ObjectIdentifier(transfer.easy)] = scheduled.id
+        var event = TransferEvent(.attemptStarted, job: scheduled.id)
+        event.attempt = attempt
+        event.bytesDone = scheduled.live.bytesDone
+        event.bytesTotal = scheduled.live.bytesTotal
+        events.publish(event)
     }
 
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
@@ -210,6 +231,39 @@ public final class Scheduler {
         lastTick = (received, sent)
     }
 
+    // MARK: Events
+
+    /// Progress events at most this often per job (milliseconds).
+    static let progressInterval: UInt64 = 250
+
+    private func publishProgress() {
+        guard events.hasSubscribers else { return lastProgress.removeAll() }
+        var seen: [JobID: Int64] = [:]
+        for scheduled in jobs.values where scheduled.transfer != nil {
+            let live = scheduled.live
+            let previous = lastProgress[scheduled.id] ?? live.bytesDone
+            seen[scheduled.id] = live.bytesDone
+            var event = TransferEvent(.progress, job: scheduled.id)
+            event.bytesDone = live.bytesDone
+            event.bytesTotal = live.bytesTotal
+            event.rate = max(0, live.bytesDone - previous) * 1000 / Int64(Self.progressInterval)
+            events.publish(event)
+        }
+        lastProgress = seen
+    }
+
+    /// Publishes the end of an attempt with what it measured.
+    func attemptFinished(_ id: JobID, attempt: Int, status: Int?, error: TransferError?, bytes: Int64,
+                         metrics: AttemptMetrics?) {
+        var event = TransferEvent(.attemptFinished, job: id)
+        event.attempt = attempt
+        event.httpStatus = status
+        event.error = error?.record
+        event.bytesDone = bytes
+        event.metrics = metrics
+        events.publish(event)
+    }
+
     // MARK: Limits
 
     /// Puts the limits in force now into the global buckets (a timetable entry may have begun or
@@ -226,7 +280,12 @@ public final class Scheduler {
             bucket.setRate(rate, now: clock())
             changed = true
         }
-        if changed { recheckPacers() }
+        guard changed else { return }
+        recheckPacers()
+        var event = TransferEvent(.limitChanged)
+        event.limits = DaemonStats.Rates(down: now.down, up: now.up)
+        event.reason = now.entry.map { "timetable: \($0.text)" }
+        events.publish(event)
     }
 
     func recheckPacers() {
@@ -265,6 +324,12 @@ public final class Scheduler {
                 then: ((Result<Void, any Error>) -> Void)? = nil) {
         precondition(scheduled.job.state.canTransition(to: change.state),
                      "illegal transition \(scheduled.job.state) -> \(change.state)")
+        var event = TransferEvent(.state, job: scheduled.id)
+        event.from = scheduled.job.state
+        event.state = change.state
+        event.reason = change.reason
+        event.error = change.error
+        let published = event
         scheduled.job.apply(change)
         let id = scheduled.id
         if change.state.hasEnded { jobs[id] = nil }
@@ -281,6 +346,7 @@ public final class Scheduler {
             if case .failure(let error) = result {
                 scheduler.logger.error("job \(id): cannot record \(change.state): \(error)")
             }
+            scheduler.events.publish(published)
             if job.state.hasEnded { scheduler.jobEnded(job) }
             scheduler.pendingThen.removeValue(forKey: token)?(result)
         }

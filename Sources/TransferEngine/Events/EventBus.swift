@@ -1,0 +1,53 @@
+import FoundationEssentials
+
+/// Fans events out to the daemon's log and to `events --follow` subscribers, and keeps the
+/// most recent ones for `events`. A subscriber that falls behind skips progress events; one
+/// that falls far behind is dropped, so no subscriber can slow transfers or grow memory.
+/// Thread: the loop thread.
+final class EventBus {
+
+    static let recentLimit = 200
+    /// Above this many queued bytes a subscriber gets no progress events...
+    static let progressBacklog = 256 * 1024
+    /// ...and above this one it is dropped.
+    static let dropBacklog = 4 << 20
+
+    private(set) var recent: [TransferEvent] = []
+    private var subscribers: [Int: ControlServer.Stream] = [:]
+    private let logger: Logger
+    private let encoder = JSONEncoder()
+
+    init(logger: Logger) { self.logger = logger }
+
+    var hasSubscribers: Bool { !subscribers.isEmpty }
+
+    func subscribe(_ connection: Int, _ stream: ControlServer.Stream) {
+        subscribers[connection] = stream
+    }
+
+    func unsubscribe(_ connection: Int) {
+        subscribers[connection] = nil
+    }
+
+    func publish(_ event: TransferEvent) {
+        if event.type != .progress {
+            recent.append(event)
+            if recent.count > Self.recentLimit { recent.removeFirst(recent.count - Self.recentLimit) }
+        }
+        guard !subscribers.isEmpty else { return }
+        var response = ControlResponse(event: event)
+        response.ok = true
+        guard var line = try? Array(encoder.encode(response)) else { return }
+        line.append(UInt8(ascii: "\n"))
+        for (connection, subscriber) in subscribers {
+            let backlog = subscriber.queued()
+            if backlog > Self.dropBacklog {
+                logger.warn("dropped an events subscriber that stopped reading (\(backlog) bytes behind)")
+                subscribers[connection] = nil
+                subscriber.close()
+            } else if event.type != .progress || backlog < Self.progressBacklog {
+                subscriber.write(line)
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/// One thing that happened in the daemon, as `transferctl events` and `watch` see it. Every
+/// event has `type` and `time`, and `job` when it concerns one. Thread: a value; any.
+public struct TransferEvent: Codable, Equatable, Sendable {
+    /// The stored and printed words: never rename them.
+    public enum Kind: String, Codable, Sendable {
+        case jobCreated = "job_created"
+        case state
+        case attemptStarted = "attempt_started"
+        case attemptFinished = "attempt_finished"
+        case progress
+        case retryScheduled = "retry_scheduled"
+        case limitChanged = "limit_changed"
+    }
+
+    public var type: Kind
+    public var time: Timestamp
+    public var job: JobID?
+    /// `state`: the new state, the one before, and why.
+    public var state: JobState?
+    public var from: JobState?
+    public var reason: String?
+    /// `progress`, `attempt_finished`, `job_created`.
+    public var bytesDone: Int64?
+    public var bytesTotal: Int64?
+    /// `progress`: bytes per second over the last interval.
+    public var rate: Int64?
+    /// `attempt_started`, `attempt_finished`, `retry_scheduled`.
+    public var attempt: Int?
+    public var httpStatus: Int?
+    public var error: JobError?
+    public var metrics: AttemptMetrics?
+    /// `retry_scheduled`: when the next attempt is due.
+    public var nextAttemptAt: Timestamp?
+    /// `limit_changed`: the global limits now in force, or a job's new limit (`job` set).
+    public var limits: DaemonStats.Rates?
+    public var limit: Int64?
+
+    public init(_ type: Kind, job: JobID? = nil, time: Timestamp = .now) {
+        self.type = type
+        self.job = job
+        self.time = time
+    }
+}

@@ -1,0 +1,91 @@
+import FoundationEssentials
+import TransferEngine
+
+/// `transferctl events [--follow]`: what the daemon did, one line an event.
+struct EventsCommand: Subcommand {
+    static let help = """
+        usage: transferctl events [--follow] [--json]
+
+        Prints the daemon's most recent events (job created, state changes with their reason,
+        attempts started and finished with their timings, retries scheduled, limits changed);
+        with --follow, keeps printing new ones, progress included, until interrupted.
+        --json prints one JSON object a line, each with "type", "time" and, for a job, "job".
+
+        examples:
+          transferctl events --follow
+          transferctl events --follow --json | grep '"state"'
+        """
+
+    var follow: Bool
+
+    static func parse(name: String, _ arguments: inout ArgumentList) throws -> EventsCommand {
+        let follow = arguments.flag("-f", "--follow")
+        _ = try arguments.positionals().first.map { throw UsageError("events takes no argument '\($0)'") }
+        return EventsCommand(follow: follow)
+    }
+
+    func run(_ context: Context) throws -> ExitStatus {
+        let client = try ControlClient(socketPath: context.global.paths.socket)
+        let first = try client.send(ControlRequest(.events, follow: follow ? true : nil))
+        for event in first.events ?? [] { print(event, context) }
+        guard follow else { return .success }
+        while true {
+            let next: Result<ControlResponse, ControlClient.Failure> = Result { () throws(ControlClient.Failure) in
+                try client.receive()
+            }
+            switch next {
+            case .success(let response):
+                if let event = response.event { print(event, context) }
+            case .failure(.connectionClosed):
+                return .success  // the daemon stopped
+            case .failure(let failure):
+                throw failure
+            }
+        }
+    }
+
+    private func print(_ event: TransferEvent, _ context: Context) {
+        if context.json {
+            guard let data = try? JSONEncoder().encode(event) else { return }
+            context.print(String(decoding: data, as: UTF8.self))
+        } else {
+            context.print(EventFormatter.line(event))
+        }
+    }
+}
+
+/// One human line per event.
+enum EventFormatter {
+    static func line(_ event: TransferEvent) -> String {
+        var parts = [event.time.iso8601]
+        if let job = event.job { parts.append("job \(job)") }
+        switch event.type {
+        case .jobCreated:
+            parts.append("created" + (event.reason.map { ": \($0)" } ?? ""))
+        case .state:
+            var text = "\(event.from?.rawValue ?? "?") -> \(event.state?.rawValue ?? "?")"
+            if let reason = event.reason { text += " (\(reason))" }
+            parts.append(text)
+        case .attemptStarted:
+            parts.append("attempt \(event.attempt ?? 0) started at byte \(event.bytesDone ?? 0)")
+        case .attemptFinished:
+            var text = "attempt \(event.attempt ?? 0) finished"
+            if let status = event.httpStatus { text += ", HTTP \(status)" }
+            text += ", \(ByteCount.describe(event.bytesDone ?? 0))"
+            if let error = event.error { text += ", \(error.code): \(error.message)" }
+            parts.append(text)
+        case .progress:
+            let total = event.bytesTotal.map { " of \(ByteCount.describe($0))" } ?? ""
+            parts.append("\(ByteCount.describe(event.bytesDone ?? 0))\(total) at \(Rate.describe(event.rate ?? 0))")
+        case .retryScheduled:
+            parts.append("retry at \(event.nextAttemptAt?.iso8601 ?? "?")" + (event.error.map { " after \($0.code)" } ?? ""))
+        case .limitChanged:
+            if let limits = event.limits {
+                parts.append("limits down \(Rate.describe(limits.down)), up \(Rate.describe(limits.up))")
+            } else {
+                parts.append("limit \(Rate.describe(event.limit))")
+            }
+        }
+        return parts.joined(separator: "  ")
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import XCTest
+
+/// `transferctl events`: every state change of a job, in order; a subscriber that stops
+/// reading does not hold transfers back.
+final class EventTests: IntegrationTestCase {
+    override class var slowRate: String { "1m" }
+
+    func testFollowDeliversEveryStateChangeInOrder() throws {
+        let output = workDir.appendingPathComponent("events.jsonl")
+        let follower = try ChildProcess(executable: binaries.transferctl,
+                                        arguments: ["--state-dir", daemon.stateDir.path, "events", "--follow", "--json"],
+                                        stdoutURL: output, stderrURL: workDir.appendingPathComponent("events.err"))
+        defer { follower.stop() }
+        // The follower is subscribed once a marker event reaches it.
+        XCTAssertEqual(cli.run(["limit", "--up", "100M"]).exitCode, 0)
+        XCTAssertTrue(poll(timeout: 5) {
+            Self.events(in: output).contains { $0["type"] as? String == "limit_changed" }
+        }, "the follower sees the marker")
+        let size = 2 * MiB
+        let sha = try makeSource("events.bin", size: size)
+        let dest = destination("events.bin")
+        let id = try cli.download(nginx.url(.slow, "events.bin"), to: dest)
+        try awaitProgress(id, atLeast: 256 * KiB, total: size)
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        XCTAssertEqual(cli.run(["resume", String(id)]).exitCode, 0)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+
+        var events: [[String: Any]] = []
+        XCTAssertTrue(poll(timeout: 5) {
+            events = Self.events(in: output).filter { jsonInt($0["job"]) == id }
+            return events.contains { $0["type"] as? String == "state" && $0["state"] as? String == "completed" }
+        }, "the completion reached the follower: \(events)")
+        for event in events {
+            XCTAssertNotNil(event["time"] as? String, "every event has a time: \(event)")
+        }
+        let states = events.filter { $0["type"] as? String == "state" }
+        let path = states.map { "\($0["from"] as? String ?? "?")>\($0["state"] as? String ?? "?")" }
+        XCTAssertEqual(path, ["queued>running", "running>paused", "paused>queued", "queued>running", "running>completed"])
+        let kinds = Set(events.compactMap { $0["type"] as? String })
+        XCTAssertTrue(kinds.isSuperset(of: ["job_created", "attempt_started", "attempt_finished", "progress"]), "\(kinds)")
+        let finished = events.filter { $0["type"] as? String == "attempt_finished" }
+        XCTAssertNotNil(finished.last?["metrics"], "attempt_finished carries the timings: \(finished)")
+    }
+
+    func testASubscriberThatStopsReadingDoesNotSlowTransfers() throws {
+        // Subscribe on a raw connection and never read from it again.
+        let stalled = try UnixSocketConnection(path: daemon.socketPath, timeout: 5)
+        defer { stalled.closeConnection() }
+        XCTAssertGreaterThan(stalled.send(Data(#"{"version":1,"command":"events","follow":true}"#.utf8 + [10])), 0)
+        var ids: [Int] = []
+        for index in 0..<3 {
+            let name = "busy\(index).bin"
+            try makeSource(name, size: 4 * MiB)
+            ids.append(try cli.download(nginx.url(.files, name), to: destination(name)))
+        }
+        for id in ids { try waitCompleted(id, timeout: 15) }
+        XCTAssertEqual(cli.run(["stats"]).exitCode, 0, "the daemon keeps serving")
+    }
+
+    func testEventsWithoutFollowPrintsRecentEvents() throws {
+        try makeSource("recent.bin", size: 64 * KiB)
+        let id = try cli.download(nginx.url(.files, "recent.bin"), to: destination("recent.bin"))
+        try waitCompleted(id)
+        let human = cli.run(["events"])
+        XCTAssertEqual(human.exitCode, 0, human.summary)
+        XCTAssertTrue(human.stdout.contains("job \(id)") && human.stdout.contains("running -> completed"), human.stdout)
+    }
+
+    private static func events(in file: URL) -> [[String: Any]] {
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
