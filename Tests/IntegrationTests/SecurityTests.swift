@@ -352,6 +352,33 @@ final class SecurityTests: IntegrationTestCase {
         assertDaemonLogHasNoSecret()
     }
 
+    func testPasswordsInURLsAreRedactedEverywhere() throws {
+        let name = "userinfo.bin"
+        let size = 512 * KiB
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        let plain = tlsNginx.slowURL(.plain, name)
+        let url = plain.replacingOccurrences(of: "http://", with: "http://bob:\(Self.secret)@")
+        let queued = cli.run(["download", url, "-o", dest.path])
+        XCTAssertEqual(queued.exitCode, 0, queued.summary)
+        let id = try XCTUnwrap(Int(queued.trimmedStdout), queued.summary)
+        try awaitProgress(id, atLeast: 64 * KiB, total: size)
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        _ = try cli.awaitState(id, "paused", timeout: 5)
+        let idText = String(id)
+        for arguments in [["show", idText], ["--json", "show", idText], ["list"], ["--json", "list"],
+                          ["resume-data", idText], ["show", idText, "--curl"], ["--json", "events"], ["events"]] {
+            let result = cli.run(arguments)
+            XCTAssertEqual(result.exitCode, 0, result.summary)
+            assertNoSecret(in: result)
+        }
+        XCTAssertTrue(cli.run(["--json", "show", idText]).stdout.contains("bob:<redacted>@"), "the user name stays")
+        XCTAssertEqual(cli.run(["resume", idText]).exitCode, 0)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        assertDaemonLogHasNoSecret()
+    }
+
     func testUploadSecretHeadersAreRedactedButSent() throws {
         let source = workDir.appendingPathComponent("secret-upload.bin")
         try Files.randomData(count: 16 * KiB).write(to: source)

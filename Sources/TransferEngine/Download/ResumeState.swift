@@ -51,7 +51,7 @@ public struct ResumeData: Codable, Equatable, Sendable {
 
     public init(job: Job, state: ResumeState) {
         version = Self.currentVersion
-        url = job.url
+        url = HeaderRedaction.url(job.url)
         path = job.path ?? ""
         partialPath = state.partialPath
         bytesReceived = state.bytesDurable

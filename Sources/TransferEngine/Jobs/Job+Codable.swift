@@ -12,7 +12,7 @@ extension Job: Codable {
         try container.encode(kind, forKey: .kind)
         try container.encode(state, forKey: .state)
         try container.encode(stateReason, forKey: .stateReason)
-        try container.encode(url, forKey: .url)
+        try container.encode(HeaderRedaction.url(url), forKey: .url)
         try container.encode(path, forKey: .path)
         try container.encode(partialPath, forKey: .partialPath)
         try container.encode(HeaderRedaction.redact(headers), forKey: .headers)
@@ -67,7 +67,8 @@ extension Job: Codable {
     }
 }
 
-/// Secrets never leave the daemon: these header values print as `<redacted>`.
+/// Secrets never leave the daemon: these header values, and passwords in URLs, print as
+/// `<redacted>`.
 public enum HeaderRedaction {
     public static let secretNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
@@ -79,6 +80,18 @@ public enum HeaderRedaction {
     /// The headers that may leave the daemon as they are (resume-data exports).
     public static func withoutSecrets(_ headers: [String]) -> [String] {
         headers.filter { !isSecret($0) }
+    }
+
+    /// `https://user:secret@host/` → `https://user:<redacted>@host/`.
+    public static func url(_ url: String) -> String {
+        guard let scheme = url.firstRange(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
+        let prefix = String(url[..<scheme.upperBound])
+        let user = String(authority[..<colon])
+        return prefix + user + ":<redacted>" + String(rest[at...])
     }
 
     public static func redact(_ headers: [String]) -> [String] {

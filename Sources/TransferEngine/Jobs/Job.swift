@@ -28,6 +28,9 @@ public struct Job: Equatable, Sendable {
     public var upload: UploadSpec?
     public var tls = TLSOptions()
 
+    /// The URL with any password replaced, for logs and events.
+    public var displayURL: String { HeaderRedaction.url(url) }
+
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
     public var partialPath: String? {

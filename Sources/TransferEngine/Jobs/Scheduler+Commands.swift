@@ -54,16 +54,16 @@ extension Scheduler {
         }) { scheduler, result in
             switch result {
             case .success(let job):
-                scheduler.logger.info("job \(job.id): queued \(job.kind.rawValue) \(job.url) \(job.kind == .download ? "->" : "<-") \(job.path ?? "form")")
+                scheduler.logger.info("job \(job.id): queued \(job.kind.rawValue) \(job.displayURL) \(job.kind == .download ? "->" : "<-") \(job.path ?? "form")")
                 if job.tls.insecure {
-                    scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.url) (--insecure)")
+                    scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.displayURL) (--insecure)")
                 }
                 scheduler.jobs[job.id] = ScheduledJob(job: job)
                 var event = TransferEvent(.jobCreated, job: job.id)
                 event.state = job.state
                 event.bytesDone = job.bytesDone
                 event.bytesTotal = job.bytesTotal
-                event.reason = "\(job.kind.rawValue) \(job.url)"
+                event.reason = "\(job.kind.rawValue) \(job.displayURL)"
                 scheduler.events.publish(event)
                 scheduler.respond(token, ControlResponse(job: job))
                 scheduler.startNext()

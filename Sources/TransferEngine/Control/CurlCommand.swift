@@ -1,0 +1,54 @@
+/// `show ID --curl`: the curl command line that does what the job's next attempt would do
+/// (method, headers, range, form parts, limits, TLS options), secrets redacted. Pure.
+public enum CurlCommand {
+    public static func line(for job: Job, resume: ResumeData?) -> String {
+        var words = ["curl", "--fail", "--location", "--max-redirs", "10"]
+        for header in HeaderRedaction.redact(job.headers) { words += ["-H", header] }
+        if let limit = job.limit { words += ["--limit-rate", String(limit)] }
+        if let cacert = job.tls.cacert { words += ["--cacert", cacert] }
+        if let pin = job.tls.pinnedPublicKey { words += ["--pinnedpubkey", pin] }
+        if let cert = job.tls.cert { words += ["--cert", cert] }
+        if let key = job.tls.key { words += ["--key", key] }
+        if job.tls.insecure { words.append("--insecure") }
+        if job.url.lowercased().hasPrefix("https:"), !job.tls.allowInsecureRedirect {
+            words += ["--proto-redir", "=https"]
+        }
+        switch job.kind {
+        case .download:
+            if let resume, resume.bytesReceived > 0, let validator = resume.etag ?? resume.lastModified {
+                words += ["--range", "\(resume.bytesReceived)-", "-H", "If-Range: \(validator)"]
+            }
+            words += ["--output", resume?.partialPath ?? job.partialPath ?? job.path ?? "-"]
+        case .upload:
+            if let form = job.upload?.form {
+                if job.method != "POST" { words += ["--request", job.method ?? "POST"] }
+                for part in form { words += ["--form", formArgument(part)] }
+            } else if let raw = job.upload?.raw {
+                words += ["--upload-file", raw.path]
+                if job.method != "PUT" { words += ["--request", job.method ?? "PUT"] }
+            }
+        }
+        words.append(HeaderRedaction.url(job.url))
+        return words.map(quote).joined(separator: " ")
+    }
+
+    /// curl's -F syntax for one part, quoting what needs it.
+    static func formArgument(_ part: FormPart) -> String {
+        switch part {
+        case .field(let name, let value):
+            return "\(name)=\(value)"
+        case .file(let name, let source, let filename, let contentType):
+            func quoted(_ text: String) -> String {
+                "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+            }
+            return "\(name)=@\(quoted(source.path));type=\(contentType);filename=\(quoted(filename))"
+        }
+    }
+
+    /// Single-quotes a word for a POSIX shell when it needs it.
+    static func quote(_ word: String) -> String {
+        let safe = word.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@,+%".contains($0) }
+        if safe, !word.isEmpty { return word }
+        return "'" + word.replacing("'", with: "'\\''") + "'"
+    }
+}

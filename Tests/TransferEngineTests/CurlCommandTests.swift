@@ -1,0 +1,39 @@
+import Testing
+@testable import TransferEngine
+
+@Suite struct CurlCommandTests {
+    func job(_ kind: JobKind, url: String, headers: [String] = [], method: String? = nil, upload: UploadSpec? = nil) -> Job {
+        var job = Job(id: JobID(rawValue: 1), kind: kind, state: .paused, url: url, path: kind == .download ? "/d/f.iso" : nil,
+                      headers: headers, overwrite: false, priority: .normal, limit: 1024, maxRetries: 7, bytesDone: 0,
+                      attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+        job.method = method
+        job.upload = upload
+        return job
+    }
+
+    @Test func aResumedDownloadAsksForTheRestWithItsValidator() {
+        var resume = ResumeData(job: job(.download, url: "https://h/f.iso"),
+                                state: ResumeState(partialPath: "/d/.f.iso.transferd-part", bytesDurable: 4096,
+                                                   validators: Validators(etag: "\"e1\"")))
+        resume.bytesTotal = 10_000
+        let line = CurlCommand.line(for: job(.download, url: "https://u:pw@h/f.iso", headers: ["Cookie: a=b", "X: 1"]),
+                                    resume: resume)
+        #expect(line == #"curl --fail --location --max-redirs 10 -H 'Cookie: <redacted>' -H 'X: 1' --limit-rate 1024 --proto-redir =https --range 4096- -H 'If-Range: "e1"' --output /d/.f.iso.transferd-part 'https://u:<redacted>@h/f.iso'"#)
+        #expect(!line.contains("pw@"))
+    }
+
+    @Test func aFormUploadListsItsPartsInCurlSyntax() {
+        let source = SourceFile(path: "/tmp/a b.txt", size: 3, modified: 0)
+        let form: [FormPart] = [.field(name: "title", value: "it's"),
+                                .file(name: "doc", source: source, filename: #"we;ird "q".txt"#, contentType: "text/plain")]
+        let line = CurlCommand.line(for: job(.upload, url: "http://h/up", method: "PUT",
+                                             upload: UploadSpec(boundary: "b", form: form)), resume: nil)
+        #expect(line == #"curl --fail --location --max-redirs 10 --limit-rate 1024 --request PUT --form 'title=it'\''s' --form 'doc=@"/tmp/a b.txt";type=text/plain;filename="we;ird \"q\".txt"' http://h/up"#)
+    }
+
+    @Test func urlPasswordsAreRedacted() {
+        #expect(HeaderRedaction.url("https://user:secret@host:8443/p?q=1") == "https://user:<redacted>@host:8443/p?q=1")
+        #expect(HeaderRedaction.url("https://host/p@x") == "https://host/p@x", "an @ in the path is not a password")
+        #expect(HeaderRedaction.url("https://user@host/") == "https://user@host/", "no password, nothing to hide")
+    }
+}
