@@ -17,6 +17,7 @@ enum Help {
           wait ID...              block until the jobs end (exit 1 if any failed)
           resume-data ID          print the job's resume data
           limit [--down R] [--up R] | limit ID RATE   show or change bandwidth limits
+          watch [ID]              live progress bars, from the event stream
           events [--follow]       what the daemon did: state changes, attempts, retries, limits
           stats                   daemon version, jobs by state, rates and limits
 

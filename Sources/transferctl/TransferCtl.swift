@@ -16,6 +16,7 @@ enum TransferCtl {
         "stats": StatsCommand.self,
         "limit": LimitCommand.self,
         "events": EventsCommand.self,
+        "watch": WatchCommand.self,
     ] }
 
     static func run(_ arguments: [String]) -> ExitStatus {
