@@ -68,6 +68,22 @@ final class EventTests: IntegrationTestCase {
         XCTAssertTrue(human.stdout.contains("job \(id)") && human.stdout.contains("running -> completed"), human.stdout)
     }
 
+    func testWatchFollowsAJobToItsEnd() throws {
+        let size = 2 * MiB
+        try makeSource("watched.bin", size: size)
+        let id = try cli.download(nginx.url(.slow, "watched.bin"), to: destination("watched.bin"))
+        let watched = cli.run(["watch", String(id)], timeout: 20)
+        XCTAssertEqual(watched.exitCode, 0, watched.summary)
+        let lines = watched.stdout.split(separator: "\n")
+        XCTAssertGreaterThanOrEqual(lines.count, 4, "a frame a second while it ran, then the last one: \(watched.stdout)")
+        let last = lines.suffix(2)
+        XCTAssertTrue(last.first?.contains("watched.bin") == true && last.first?.contains("100.0%") == true
+                      && last.first?.contains("completed") == true, watched.stdout)
+        XCTAssertTrue(last.last?.hasPrefix("total: 1 jobs, 0 running, 1 ended") == true, watched.stdout)
+        XCTAssertFalse(watched.stdout.contains("\u{1B}["), "no terminal codes when stdout is not a terminal")
+        XCTAssertEqual(try cli.job(id).state, "completed")
+    }
+
     private static func events(in file: URL) -> [[String: Any]] {
         guard let text = try? String(contentsOf: file, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap {
