@@ -27,6 +27,7 @@ enum DaemonArguments {
           --limit-schedule T   a bandwidth timetable, e.g. "Mon-Fri 08:00-18:00 down=1M up=512K; * off"
                                ('' removes it); limits and timetable persist across restarts
           --cacert FILE        CA bundle (PEM) for jobs that name none
+          --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: 60)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -40,6 +41,7 @@ enum DaemonArguments {
         var limitUp: Int64??
         var limitSchedule: LimitSchedule??
         var cacert: String?
+        var stallSeconds = 60
         var level = Logger.Level.info
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
@@ -72,6 +74,12 @@ enum DaemonArguments {
                 } catch {
                     throw UsageError(message: error.message)
                 }
+            case "--stall-timeout":
+                let text = try value(argument)
+                guard let seconds = Int(text), seconds > 0 else {
+                    throw UsageError(message: "--stall-timeout needs a positive number of seconds, got '\(text)'")
+                }
+                stallSeconds = seconds
             case "--cacert":
                 cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
@@ -91,6 +99,7 @@ enum DaemonArguments {
         options.limitUp = limitUp
         options.limitSchedule = limitSchedule
         options.cacert = cacert
+        options.stallSeconds = stallSeconds
         return .run(options, level)
     }
 }

@@ -131,3 +131,17 @@ import Testing
         #expect(!redacted.joined().contains("s3cret"))
     }
 }
+
+@Suite struct RetryAfterTests {
+    @Test func secondsAndHTTPDates() {
+        #expect(RetryAfter.milliseconds("120") == 120_000)
+        #expect(RetryAfter.milliseconds(" 0 ") == 0)
+        // 1994-11-06 08:49:37 UTC is 784111777 s after the epoch.
+        #expect(RetryAfter.httpDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        let now = Timestamp(rawValue: 784_111_777_000 - 5000)
+        #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == 5000)
+        #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT") == 0, "a date in the past means now")
+        #expect(RetryAfter.milliseconds("soon") == nil)
+        #expect(RetryAfter.milliseconds("-5") == nil)
+    }
+}

@@ -14,6 +14,7 @@ public final class Daemon {
         /// `--limit-schedule`: a timetable; "" removes the stored one; nil keeps it.
         public var limitSchedule: LimitSchedule??
         public var cacert: String?
+        public var stallSeconds = 60
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -81,6 +82,7 @@ public final class Daemon {
         configuration.maxActive = options.maxActive
         configuration.stateDirectory = paths.directory
         configuration.cacert = options.cacert
+        configuration.stallSeconds = options.stallSeconds
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }

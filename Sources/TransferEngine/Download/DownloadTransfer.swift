@@ -19,7 +19,6 @@ final class DownloadTransfer: Transfer {
     }
 
     static let checkpointBytes: Int64 = 4 << 20
-    static let stallSeconds = 60
 
     let jobID: JobID
     let attempt: Int
@@ -50,10 +49,14 @@ final class DownloadTransfer: Transfer {
 
     /// Paces the transfer against its own and the global download limit.
     let pacer: Pacer
+    /// An attempt that moves no byte for this long is aborted (and retried).
+    let stallSeconds: Int
+    private(set) var retryAfter: Int64?
 
     init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, pacer: Pacer,
-         file: PartialFile, resume: ResumeState) throws(TransferError) {
+         stallSeconds: Int, file: PartialFile, resume: ResumeState) throws(TransferError) {
         self.pacer = pacer
+        self.stallSeconds = stallSeconds
         self.jobID = jobID
         self.attempt = attempt
         self.file = file
@@ -63,7 +66,7 @@ final class DownloadTransfer: Transfer {
         var request = CurlEasy.Request(url: url)
         request.headers = headers
         request.tls = tls
-        request.lowSpeedSeconds = Self.stallSeconds
+        request.lowSpeedSeconds = stallSeconds
         // Under a limit, smaller network chunks keep the pace smooth (each chunk is paid for whole).
         request.receiveBufferSize = pacer.chunkLimit(request.receiveBufferSize)
         if rangeStart > 0, let validator = resume.validators.ifRange {
@@ -133,7 +136,8 @@ final class DownloadTransfer: Transfer {
             }
             return .completed
         case .network, .tls, .aborted, .request:
-            return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving))
+            return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
+                                         stallSeconds: stallSeconds))
         }
     }
 
@@ -146,6 +150,7 @@ final class DownloadTransfer: Transfer {
 
     private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let head = parser.consume(String(decoding: bytes, as: UTF8.self)) else { return true }
+        retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
         switch DownloadDecision.decide(head, offset: offset, resume: resume) {
         case .ignore:
             return true

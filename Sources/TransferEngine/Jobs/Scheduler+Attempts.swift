@@ -95,7 +95,8 @@ extension Scheduler {
                 try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received,
                                         metrics: metrics)
             }
-            let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable)
+            let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable,
+                                    retryAfter: transfer?.retryAfter)
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
             if next.state == .waiting {
                 var event = TransferEvent(.retryScheduled, job: id)
@@ -133,7 +134,8 @@ extension Scheduler {
     }
 
     /// Waiting with a due time, paused (disk full), or failed.
-    private func afterFailure(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?) -> StateChange {
+    private func afterFailure(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?,
+                              retryAfter: Int64?) -> StateChange {
         if case .diskFull = error {
             return StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
                                httpStatus: status, bytesDone: bytesDone)
@@ -141,7 +143,9 @@ extension Scheduler {
         guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stopping else {
             return StateChange(.failed, reason: error.message, error: error.record, httpStatus: status, bytesDone: bytesDone)
         }
-        let delay = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }
+        // The server's Retry-After (capped) is a floor under the backoff.
+        let backoff = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }
+        let delay = max(backoff, min(retryAfter ?? 0, retryPolicy.maxDelayMilliseconds))
         let due = Timestamp.now.adding(milliseconds: delay)
         let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"
         return StateChange(.waiting, reason: reason, error: error.record, httpStatus: status, nextAttemptAt: due,

@@ -10,6 +10,8 @@ public final class Scheduler {
         public var stateDirectory = ""
         /// A CA bundle for jobs that name none (`transferd --cacert`).
         public var cacert: String?
+        /// An attempt that moves no byte for this many seconds is aborted and retried.
+        public var stallSeconds = 60
 
         public init() {}
     }
@@ -137,7 +139,8 @@ public final class Scheduler {
                 let pacer = Pacer(loop: loop, global: downBucket, rate: scheduled.job.limit, clock: clock)
                 let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
                                                     headers: scheduled.job.headers, tls: tlsOptions(scheduled.job),
-                                                    pacer: pacer, file: file, resume: resume)
+                                                    pacer: pacer, stallSeconds: configuration.stallSeconds,
+                                                    file: file, resume: resume)
                 transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
                 transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
                 logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)")
@@ -149,7 +152,8 @@ public final class Scheduler {
                 let pacer = Pacer(loop: loop, global: upBucket, rate: scheduled.job.limit, clock: clock)
                 return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
                                           method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
-                                          tls: tlsOptions(scheduled.job), body: body, pacer: pacer)
+                                          tls: tlsOptions(scheduled.job), body: body, pacer: pacer,
+                                          stallSeconds: configuration.stallSeconds)
             }
         case .success(.finalize(let file, let resume)):
             finalize(scheduled, attempt: attempt, file: file, state: resume, transfer: nil)

@@ -14,17 +14,19 @@ protocol Transfer: AnyObject {
     func whenIdle(_ work: @escaping () -> Void)
     /// The attempt's result, given libcurl's code for it.
     func outcome(_ code: CurlCode) -> AttemptOutcome
+    /// The final response's `Retry-After`, in milliseconds, when it had one.
+    var retryAfter: Int64? { get }
 }
 
 extension TransferError {
     /// The error for a transfer that libcurl ended with `code`; `moving` when bytes were flowing
     /// (a timeout then means a stall, not a failed connect).
-    init(_ code: CurlCode, detail: String?, moving: Bool) {
+    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int) {
         let reason = detail ?? code.description
         switch code.category {
         case .tls: self = .tls(reason)
         case .request where code.isUnsupportedProtocol: self = .insecureRedirect
-        case .network where code.isTimeout && moving: self = .stalled(seconds: DownloadTransfer.stallSeconds)
+        case .network where code.isTimeout && moving: self = .stalled(seconds: stallSeconds)
         case .ok, .network, .aborted, .request: self = .network(reason)
         }
     }

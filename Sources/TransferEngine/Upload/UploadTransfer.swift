@@ -14,10 +14,13 @@ final class UploadTransfer: Transfer {
 
     /// Paces the transfer against its own and the global upload limit.
     let pacer: Pacer
+    let stallSeconds: Int
+    private(set) var retryAfter: Int64?
 
     init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], tls: TLSOptions,
-         body: any UploadBody, pacer: Pacer) throws(TransferError) {
+         body: any UploadBody, pacer: Pacer, stallSeconds: Int) throws(TransferError) {
         self.pacer = pacer
+        self.stallSeconds = stallSeconds
         self.jobID = jobID
         self.attempt = attempt
         self.body = body
@@ -29,7 +32,7 @@ final class UploadTransfer: Transfer {
         if let contentType = body.contentType, !ownType { request.headers.append("Content-Type: \(contentType)") }
         // A redirect would need the body again from the start: report it instead.
         request.followRedirects = false
-        request.lowSpeedSeconds = DownloadTransfer.stallSeconds
+        request.lowSpeedSeconds = stallSeconds
         request.body = CurlEasy.Body(method: method, length: contentLength)
         do {
             easy = try CurlEasy(request)
@@ -64,7 +67,7 @@ final class UploadTransfer: Transfer {
             guard let status = response?.status else { return .failed(.network("no response")) }
             return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
         case .network, .tls, .aborted, .request:
-            return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0))
+            return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0, stallSeconds: stallSeconds))
         }
     }
 
@@ -88,6 +91,7 @@ final class UploadTransfer: Transfer {
         if line.hasPrefix("HTTP/") { response = nil }
         guard let head = parser.consume(line) else { return true }
         if head.status >= 200 { response = UploadResponse(status: head.status, headers: head.lines) }
+        retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
         return true
     }
 }
