@@ -4,8 +4,11 @@ final class ScheduledJob {
     var job: Job
     /// The attempt in progress, from the moment its easy handle exists until it has stopped.
     var transfer: (any Transfer)?
-    /// `job.attempts` may not pass this without the job failing (reset by `retry`).
+    /// `job.attempts` may not pass this without the job failing (reset by `retry`, and by an
+    /// attempt that moved bytes: a job that makes progress is not failed for needing many).
     var attemptLimit: Int
+    /// When the job last moved a byte (or was queued): the no-progress deadline counts from here.
+    var lastProgress = Timestamp.now
 
     init(job: Job) {
         self.job = job

@@ -89,6 +89,10 @@ extension Scheduler {
                 }
             }
         case .failed(let error):
+            if received > 0 {
+                scheduled.lastProgress = .now
+                scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
+            }
             let record: @Sendable (JobStore) throws -> Void = { store in
                 if let checkpoint { try store.saveResume(id, checkpoint) }
                 if let response { try store.saveResponse(id, response) }
@@ -140,8 +144,10 @@ extension Scheduler {
             return StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
                                httpStatus: status, bytesDone: bytesDone)
         }
-        guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stopping else {
-            return StateChange(.failed, reason: error.message, error: error.record, httpStatus: status, bytesDone: bytesDone)
+        let stuck = Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds
+        guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stuck, !stopping else {
+            let reason = stuck ? "no progress for \(configuration.noProgressMilliseconds / 60_000) min: \(error.message)" : error.message
+            return StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone)
         }
         // The server's Retry-After (capped) is a floor under the backoff.
         let backoff = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }

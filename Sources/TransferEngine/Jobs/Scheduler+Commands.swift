@@ -323,6 +323,7 @@ extension Scheduler {
         if target == .queued {
             if scheduled.job.state == .failed {
                 scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
+                scheduled.lastProgress = .now
                 jobs[id] = scheduled
             }
             let reason = command == .retry ? "retry by user" : "resumed by user"

@@ -12,6 +12,8 @@ public final class Scheduler {
         public var cacert: String?
         /// An attempt that moves no byte for this many seconds is aborted and retried.
         public var stallSeconds = 60
+        /// A job that moves no byte for this long fails instead of retrying (as BITS does).
+        public var noProgressMilliseconds: Int64 = 30 * 60 * 1000
 
         public init() {}
     }
