@@ -54,6 +54,8 @@ public final class Daemon {
         try Self.makePrivateDirectory(paths.directory)
         try lock(paths.lock, directory: paths.directory)
         signal(SIGPIPE, SIG_IGN)
+        // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.
+        signal(SIGXFSZ, SIG_IGN)
         CurlGlobal.initialize()
 
         let store: StoreQueue
