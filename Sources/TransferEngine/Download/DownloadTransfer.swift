@@ -52,6 +52,8 @@ final class DownloadTransfer: Transfer {
     /// An attempt that moves no byte for this long is aborted (and retried).
     let stallSeconds: Int
     private(set) var retryAfter: Int64?
+    private(set) var lastActivity = Monotonic.now
+    var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation }
 
     init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, pacer: Pacer,
          stallSeconds: Int, file: PartialFile, resume: ResumeState) throws(TransferError) {
@@ -205,6 +207,7 @@ final class DownloadTransfer: Transfer {
         }
         offset += Int64(bytes.count)
         received += Int64(bytes.count)
+        lastActivity = Monotonic.now
         pacer.moved(bytes.count)
         if offset - resume.bytesDurable >= Self.checkpointBytes, !durabilityInFlight {
             onCheckpointDue(self)

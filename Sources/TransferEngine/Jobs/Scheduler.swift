@@ -220,6 +220,7 @@ public final class Scheduler {
     }
 
     private func tick() {
+        abortStalledTransfers()
         var received: Int64 = 0
         var sent: Int64 = 0
         for scheduled in jobs.values {
@@ -235,6 +236,22 @@ public final class Scheduler {
         downloadRate = max(0, received - lastTick.received)
         uploadRate = max(0, sent - lastTick.sent)
         lastTick = (received, sent)
+    }
+
+    /// An attempt that moved no byte for `stallSeconds` (and is not held back by a limit) is
+    /// aborted and retried. libcurl's low-speed check averages over seconds, so a burst
+    /// followed by silence would take several times longer to notice.
+    private func abortStalledTransfers() {
+        let now = Monotonic.now
+        for scheduled in jobs.values {
+            guard let transfer = scheduled.transfer, !transfer.isThrottled,
+                  now - transfer.lastActivity > Double(transfer.stallSeconds) else { continue }
+            logger.info("job \(scheduled.id): attempt \(transfer.attempt) moved no byte for \(transfer.stallSeconds) s; retrying")
+            stopTransfer(of: scheduled) { [unowned self] stopped in
+                conclude(scheduled, attempt: transfer.attempt, outcome: .failed(.stalled(seconds: transfer.stallSeconds)),
+                         transfer: stopped)
+            }
+        }
     }
 
     // MARK: Events

@@ -16,6 +16,11 @@ protocol Transfer: AnyObject {
     func outcome(_ code: CurlCode) -> AttemptOutcome
     /// The final response's `Retry-After`, in milliseconds, when it had one.
     var retryAfter: Int64? { get }
+    /// When body bytes last moved (monotonic seconds), or the attempt started.
+    var lastActivity: Double { get }
+    /// The transfer waits on a bandwidth limit: not moving is not a stall then.
+    var isThrottled: Bool { get }
+    var stallSeconds: Int { get }
 }
 
 extension TransferError {

@@ -10,6 +10,8 @@ final class Pacer {
     private let loop: UVLoop
     /// The shared bucket gave this transfer the next turn.
     var granted = false
+    /// The last `admit` said wait.
+    private(set) var isWaiting = false
     /// Continues the paused transfer.
     var onAllowed: () -> Void = {}
 
@@ -56,9 +58,11 @@ final class Pacer {
         let now = clock()
         guard own.allows(now: now) else {
             scheduleOwnRetry(now: now)
+            isWaiting = true
             return false
         }
-        return global.admit(self, now: now)
+        isWaiting = !global.admit(self, now: now)
+        return !isWaiting
     }
 
     func moved(_ bytes: Int) {

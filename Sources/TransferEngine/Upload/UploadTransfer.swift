@@ -16,6 +16,8 @@ final class UploadTransfer: Transfer {
     let pacer: Pacer
     let stallSeconds: Int
     private(set) var retryAfter: Int64?
+    private(set) var lastActivity = Monotonic.now
+    var isThrottled: Bool { pacer.isWaiting }
 
     init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], tls: TLSOptions,
          body: any UploadBody, pacer: Pacer, stallSeconds: Int) throws(TransferError) {
@@ -43,6 +45,7 @@ final class UploadTransfer: Transfer {
         easy.onHeader = { [unowned self] line in header(line) }
         easy.onWrite = { [unowned self] bytes in
             response?.append(bytes)
+            lastActivity = Monotonic.now
             return .consumed
         }
         pacer.onAllowed = { [unowned self] in
@@ -79,6 +82,7 @@ final class UploadTransfer: Transfer {
             let count = try body.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room]))
             pacer.moved(count)
             sent += Int64(count)
+            if count > 0 { lastActivity = Monotonic.now }
             return .bytes(count)
         } catch {
             verdict = .failed(error)

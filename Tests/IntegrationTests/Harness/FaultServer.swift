@@ -1,0 +1,115 @@
+import Foundation
+
+/// The fault-injection server: `fault_server.py` (next to this file) run by
+/// /usr/bin/python3, standard library only. See the script's docstring for the routes and
+/// the faults (`drop`, `status`/`retry_after`, `stall`, `short`, `change_after`,
+/// `ignore_range`, `rate`, each limited to the first `times` GETs of a name).
+final class FaultServer {
+    static let python = "/usr/bin/python3"
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("fault_server.py")
+    static let curl = URL(fileURLWithPath: "/usr/bin/curl")
+
+    /// The server's own stdout/stderr (access lines, tracebacks).
+    let outputURL: URL
+    private(set) var port: UInt16 = 0
+    private var child: ChildProcess?
+    private let runner: CommandRunner
+
+    init(outputURL: URL, scratch: URL) throws {
+        self.outputURL = outputURL
+        runner = try CommandRunner(scratch: scratch)
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// `/files/<name>?size=N&<query>`; `query` is e.g. `["drop": "524288", "times": "1"]`.
+    func url(_ name: String, size: Int, _ query: KeyValuePairs<String, String> = [:]) -> String {
+        let items = ["size=\(size)"] + query.map { "\($0.key)=\($0.value)" }
+        return "\(baseURL)/files/\(name)?" + items.joined(separator: "&")
+    }
+
+    /// Starts the server on a free port and waits until it accepts connections; retries on
+    /// a port race, like UploadReceiver.
+    func start() throws {
+        let fm = FileManager.default
+        guard fm.isExecutableFile(atPath: Self.python) else { throw HarnessError("\(Self.python) not found") }
+        guard fm.fileExists(atPath: Self.script.path) else {
+            throw HarnessError("fault server script missing: \(Self.script.path)")
+        }
+        for _ in 0..<5 {
+            port = try Sockets.freeTCPPort()
+            let process = try ChildProcess(
+                executable: URL(fileURLWithPath: Self.python),
+                arguments: ["-u", Self.script.path, "--port", String(port)],
+                stdoutURL: outputURL, stderrURL: outputURL, append: true)
+            child = process
+            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
+            if up && process.isRunning { return }
+            process.stop()
+            child = nil
+        }
+        throw HarnessError("fault server did not start: \(outputTail())")
+    }
+
+    func stop() {
+        child?.stop(grace: 5)
+        child = nil
+    }
+
+    // MARK: queries (not counted as file requests, no faults)
+
+    private func getJSON(_ path: String) throws -> Any {
+        let result = runner.run(Self.curl, ["-sf", "--max-time", "10", baseURL + path], timeout: 15)
+        guard result.exitCode == 0, let data = result.stdout.data(using: .utf8),
+              let value = try? JSONSerialization.jsonObject(with: data)
+        else { throw HarnessError("fault server \(path): \(result.summary)") }
+        return value
+    }
+
+    /// SHA-256 of the entity `name` (version 1, or 2 after `change_after`) of `size` bytes.
+    func sha256(_ name: String, size: Int, version: Int = 1) throws -> String {
+        let doc = try getJSON("/sha256/\(name)?size=\(size)&version=\(version)") as? [String: Any]
+        guard let hex = doc?["sha256"] as? String else { throw HarnessError("no sha256 for \(name)") }
+        return hex
+    }
+
+    /// Every request served so far (`n, method, name, query, range, ifRange, status,
+    /// bytesSent, contentLength, version, fault, clientClosed?`).
+    func log() throws -> [[String: Any]] {
+        guard let list = try getJSON("/log") as? [[String: Any]] else { throw HarnessError("/log is not a list") }
+        return list
+    }
+
+    /// GETs of `/files/<name>`, in arrival order.
+    func gets(_ name: String) -> [[String: Any]] {
+        ((try? log()) ?? []).filter { $0["name"] as? String == name && $0["method"] as? String == "GET" }
+    }
+
+    /// Waits until at least `count` GETs of `name` were logged.
+    @discardableResult
+    func awaitGets(_ name: String, count: Int, timeout: TimeInterval = 10) -> [[String: Any]] {
+        var found: [[String: Any]] = []
+        poll(timeout: timeout, interval: 0.1) {
+            found = gets(name)
+            return found.count >= count
+        }
+        return found
+    }
+
+    func describeLog() -> String {
+        let entries = ((try? log()) ?? []).map { entry -> String in
+            let keys = ["n", "method", "name", "query", "range", "ifRange", "status", "bytesSent",
+                        "contentLength", "version", "fault", "clientClosed"]
+            return keys.compactMap { key in entry[key].flatMap { $0 is NSNull ? nil : "\(key)=\($0)" } }
+                .joined(separator: " ")
+        }
+        return (entries.isEmpty ? "(no requests)" : entries.joined(separator: "\n"))
+            + "\n-- fault server output (tail):\n\(outputTail())"
+    }
+
+    private func outputTail() -> String {
+        let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        return output.split(separator: "\n", omittingEmptySubsequences: false).suffix(30).joined(separator: "\n")
+    }
+}
