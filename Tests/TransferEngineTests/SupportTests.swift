@@ -145,3 +145,13 @@ import Testing
         #expect(RetryAfter.milliseconds("-5") == nil)
     }
 }
+
+@Suite struct HostProbeTests {
+    @Test func oneKeyPerSchemeHostAndPort() {
+        #expect(HostProbe(jobURL: "https://example.com/a/b?c")?.key == "https://example.com:443")
+        #expect(HostProbe(jobURL: "https://example.com/a/b?c")?.url == "http://example.com:443/")
+        #expect(HostProbe(jobURL: "http://127.0.0.1:8080/x")?.key == "http://127.0.0.1:8080")
+        #expect(HostProbe(jobURL: "http://example.com/")?.key == HostProbe(jobURL: "http://example.com:80/other")?.key)
+        #expect(HostProbe(jobURL: "not a url") == nil)
+    }
+}

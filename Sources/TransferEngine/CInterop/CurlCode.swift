@@ -19,7 +19,9 @@ public struct CurlCode: Error, Equatable, Sendable, CustomStringConvertible {
     /// What kind of failure this is, for retry decisions and `error.code`.
     public enum Category: Sendable {
         case ok
-        /// The connection could not be made, broke, or timed out: worth another attempt.
+        /// The host could not be resolved or connected to: wait until it answers again.
+        case unreachable
+        /// The connection broke or timed out: worth another attempt.
         case network
         /// Certificate, host name or pinned-key verification failed: never retried.
         case tls
@@ -33,8 +35,9 @@ public struct CurlCode: Error, Equatable, Sendable, CustomStringConvertible {
         switch CURLcode(rawValue: rawValue) {
         case CURLE_OK:
             return .ok
-        case CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT,
-             CURLE_PARTIAL_FILE, CURLE_OPERATION_TIMEDOUT, CURLE_SEND_ERROR, CURLE_RECV_ERROR,
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT:
+            return .unreachable
+        case CURLE_COULDNT_RESOLVE_PROXY, CURLE_PARTIAL_FILE, CURLE_OPERATION_TIMEDOUT, CURLE_SEND_ERROR, CURLE_RECV_ERROR,
              CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_WEIRD_SERVER_REPLY,
              CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR, CURLE_AGAIN:
             return .network

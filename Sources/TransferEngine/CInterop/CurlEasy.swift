@@ -52,6 +52,8 @@ public final class CurlEasy {
         /// A body to send, read through `onRead`; nil for a GET.
         public var body: Body?
         public var tls = TLSOptions()
+        /// Only connect (and do TLS), then stop: a probe of whether the host answers.
+        public var connectOnly = false
 
         public init(url: String) { self.url = url }
     }
@@ -86,6 +88,7 @@ public final class CurlEasy {
         let secure = request.url.lowercased().hasPrefix("https:") && !request.tls.allowInsecureRedirect
         try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, secure ? "https" : "http,https"))
         try configure(request.tls)
+        if request.connectOnly { try check(tds_easy_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)) }
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         if request.rangeStart > 0 {

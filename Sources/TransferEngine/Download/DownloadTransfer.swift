@@ -137,7 +137,7 @@ final class DownloadTransfer: Transfer {
                 return .failed(.network("received \(offset) of \(total) bytes"))
             }
             return .completed
-        case .network, .tls, .aborted, .request:
+        case .network, .unreachable, .tls, .aborted, .request:
             return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
                                          stallSeconds: stallSeconds))
         }

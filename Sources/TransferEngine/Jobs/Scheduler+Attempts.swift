@@ -89,6 +89,9 @@ extension Scheduler {
                 }
             }
         case .failed(let error):
+            if case .unreachable = error {
+                scheduled.attemptLimit += 1  // waiting for the host does not use up retries
+            }
             if received > 0 {
                 scheduled.lastProgress = .now
                 scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
@@ -102,6 +105,7 @@ extension Scheduler {
             let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable,
                                     retryAfter: transfer?.retryAfter)
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
+            if next.state == .waiting, case .unreachable = error { waitForHost(scheduled) }
             if next.state == .waiting {
                 var event = TransferEvent(.retryScheduled, job: id)
                 event.attempt = attempt + 1
@@ -148,6 +152,13 @@ extension Scheduler {
         guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stuck, !stopping else {
             let reason = stuck ? "no progress for \(configuration.noProgressMilliseconds / 60_000) min: \(error.message)" : error.message
             return StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone)
+        }
+        if case .unreachable = error {
+            // The host's probe queues the job as soon as it answers; the due time is a fallback.
+            let due = Timestamp.now.adding(milliseconds: retryPolicy.maxDelayMilliseconds)
+            let host = HostProbe(jobURL: scheduled.job.url)?.key ?? scheduled.job.url
+            return StateChange(.waiting, reason: "offline: \(host) does not answer; retrying when it does (\(error.message))",
+                               error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone)
         }
         // The server's Retry-After (capped) is a floor under the backoff.
         let backoff = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }

@@ -46,6 +46,9 @@ public final class Scheduler {
     /// Every job that may still move.
     var jobs: [JobID: ScheduledJob] = [:]
     private var transfersByEasy: [ObjectIdentifier: JobID] = [:]
+    /// Unreachable hosts being probed, by `scheme://host:port`, and the probes in the engine.
+    var probes: [String: HostProbe] = [:]
+    var probesByEasy: [ObjectIdentifier: String] = [:]
     var waiters: [Waiter] = []
     /// Loop-side continuations of store work, found again by token (closures that cross threads
     /// may only carry Sendable values).
@@ -86,7 +89,10 @@ public final class Scheduler {
                 job.apply(change)
                 persist(job.id, change)
             }
-            jobs[job.id] = ScheduledJob(job: job)
+            let scheduled = ScheduledJob(job: job)
+            jobs[job.id] = scheduled
+            // A job that was waiting for its host probes it again now rather than at its due time.
+            if job.state == .waiting, job.stateReason?.hasPrefix("offline") == true { waitForHost(scheduled) }
         }
         applyLimits()
         tickTimer.start(after: 1000, repeat: 1000)
@@ -200,6 +206,7 @@ public final class Scheduler {
     }
 
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
+        if probeEnded(easy, code) { return }
         guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
               let scheduled = jobs[id], let transfer = scheduled.transfer, transfer.easy === easy
         else { return }

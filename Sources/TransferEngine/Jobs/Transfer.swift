@@ -30,6 +30,7 @@ extension TransferError {
         let reason = detail ?? code.description
         switch code.category {
         case .tls: self = .tls(reason)
+        case .unreachable: self = .unreachable(reason)
         case .request where code.isUnsupportedProtocol: self = .insecureRedirect
         case .network where code.isTimeout && moving: self = .stalled(seconds: stallSeconds)
         case .ok, .network, .aborted, .request: self = .network(reason)

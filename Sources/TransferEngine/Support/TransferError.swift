@@ -5,6 +5,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case httpStatus(Int)
     /// Connecting, sending or receiving failed (curl's reason attached).
     case network(String)
+    /// The host could not be resolved or reached: the job waits until it answers (code `network`).
+    case unreachable(String)
     /// Certificate or host-name verification failed.
     case tls(String)
     /// The remote entity changed in a way that resume cannot handle.
@@ -26,7 +28,7 @@ public enum TransferError: Error, Equatable, Sendable {
     public var code: String {
         switch self {
         case .httpStatus: "http_status"
-        case .network: "network"
+        case .network, .unreachable: "network"
         case .tls: "tls"
         case .sourceChanged: "source_changed"
         case .checksumMismatch: "checksum_mismatch"
@@ -41,7 +43,7 @@ public enum TransferError: Error, Equatable, Sendable {
     public var message: String {
         switch self {
         case .httpStatus(let status): "the server answered HTTP \(status)"
-        case .network(let reason): reason
+        case .network(let reason), .unreachable(let reason): reason
         case .tls(let reason): "TLS verification failed: \(reason)"
         case .sourceChanged(let reason): "the source changed: \(reason)"
         case .checksumMismatch(let expected, let actual):

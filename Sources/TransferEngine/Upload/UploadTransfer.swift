@@ -69,7 +69,7 @@ final class UploadTransfer: Transfer {
         case .ok:
             guard let status = response?.status else { return .failed(.network("no response")) }
             return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
-        case .network, .tls, .aborted, .request:
+        case .network, .unreachable, .tls, .aborted, .request:
             return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0, stallSeconds: stallSeconds))
         }
     }

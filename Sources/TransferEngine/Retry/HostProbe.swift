@@ -1,0 +1,34 @@
+import FoundationEssentials
+
+/// Jobs waiting for one unreachable host, and the timer of the next probe: one probe per host
+/// however many jobs wait on it, backing off from 1 s to 30 s. Thread: the loop thread.
+final class HostProbe {
+    static let firstInterval: UInt64 = 1000
+    static let maxInterval: UInt64 = 30_000
+
+    /// `scheme://host:port` of the jobs' URLs.
+    let key: String
+    /// A plain `http://host:port/` URL: a probe only needs the TCP connection to succeed.
+    let url: String
+    var jobs: Set<JobID> = []
+    private var interval = HostProbe.firstInterval
+    private var timer: UVTimer?
+
+    init?(jobURL: String) {
+        guard let parsed = URL(string: jobURL), let scheme = parsed.scheme?.lowercased(), let host = parsed.host,
+              !host.isEmpty else { return nil }
+        let port = parsed.port ?? (scheme == "https" ? 443 : 80)
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        key = "\(scheme)://\(authority)"
+        url = "http://\(authority)/"
+    }
+
+    /// Runs `probe` after the current interval, then doubles it (up to 30 s).
+    func schedule(on loop: UVLoop, _ probe: @escaping () -> Void) {
+        if timer == nil { timer = UVTimer(loop: loop, probe) }
+        timer?.start(after: interval)
+        interval = min(interval * 2, Self.maxInterval)
+    }
+
+    func cancel() { timer?.stop() }
+}
