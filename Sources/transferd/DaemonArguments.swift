@@ -28,6 +28,7 @@ enum DaemonArguments {
                                ('' removes it); limits and timetable persist across restarts
           --cacert FILE        CA bundle (PEM) for jobs that name none
           --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: 60)
+          --retry N            retries after a failed attempt, for jobs that do not say (default: 7)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -42,6 +43,7 @@ enum DaemonArguments {
         var limitSchedule: LimitSchedule??
         var cacert: String?
         var stallSeconds = 60
+        var defaultRetries = 7
         var level = Logger.Level.info
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
@@ -80,6 +82,12 @@ enum DaemonArguments {
                     throw UsageError(message: "--stall-timeout needs a positive number of seconds, got '\(text)'")
                 }
                 stallSeconds = seconds
+            case "--retry":
+                let text = try value(argument)
+                guard let retries = Int(text), retries >= 0 else {
+                    throw UsageError(message: "--retry needs a number of 0 or more, got '\(text)'")
+                }
+                defaultRetries = retries
             case "--cacert":
                 cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
@@ -100,6 +108,7 @@ enum DaemonArguments {
         options.limitSchedule = limitSchedule
         options.cacert = cacert
         options.stallSeconds = stallSeconds
+        options.defaultRetries = defaultRetries
         return .run(options, level)
     }
 }

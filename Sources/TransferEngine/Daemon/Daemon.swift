@@ -15,6 +15,8 @@ public final class Daemon {
         public var limitSchedule: LimitSchedule??
         public var cacert: String?
         public var stallSeconds = 60
+        /// Retries after a failed attempt for jobs that do not say (`--retry` on a job wins).
+        public var defaultRetries = 7
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -85,6 +87,7 @@ public final class Daemon {
         configuration.stateDirectory = paths.directory
         configuration.cacert = options.cacert
         configuration.stallSeconds = options.stallSeconds
+        configuration.defaultRetries = options.defaultRetries
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }
