@@ -26,6 +26,8 @@ public final class ControlClient {
 
     private let descriptor: Int32
     private var framer = LineFramer(limit: 256 << 20)
+    /// Lines already received but not yet returned (one read may bring several).
+    private var lines: [[UInt8]] = []
 
     public init(socketPath: String) throws(Failure) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -99,6 +101,7 @@ public final class ControlClient {
     }
 
     private func readLine(timeout: Double?) throws(Failure) -> [UInt8] {
+        if !lines.isEmpty { return lines.removeFirst() }
         let deadline = timeout.map { Monotonic.now + $0 }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -116,10 +119,11 @@ public final class ControlClient {
             let outputs = buffer.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             for output in outputs {
                 switch output {
-                case .line(let line): return line
+                case .line(let line): lines.append(line)
                 case .tooLong: throw .invalidResponse("response too large")
                 }
             }
+            if !lines.isEmpty { return lines.removeFirst() }
         }
     }
 }

@@ -92,7 +92,8 @@ extension Scheduler {
             if case .unreachable = error {
                 scheduled.attemptLimit += 1  // waiting for the host does not use up retries
             }
-            if received > 0 {
+            // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
+            if download != nil, received > 0 {
                 scheduled.lastProgress = .now
                 scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
             }
