@@ -29,6 +29,7 @@ enum DaemonArguments {
           --cacert FILE        CA bundle (PEM) for jobs that name none
           --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: 60)
           --retry N            retries after a failed attempt, for jobs that do not say (default: 7)
+          --no-progress-timeout S  fail a job that moves no byte for S seconds (default: 1800)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -44,6 +45,7 @@ enum DaemonArguments {
         var cacert: String?
         var stallSeconds = 60
         var defaultRetries = 7
+        var noProgressSeconds = 30 * 60
         var level = Logger.Level.info
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
@@ -88,6 +90,12 @@ enum DaemonArguments {
                     throw UsageError(message: "--retry needs a number of 0 or more, got '\(text)'")
                 }
                 defaultRetries = retries
+            case "--no-progress-timeout":
+                let text = try value(argument)
+                guard let seconds = Int(text), seconds > 0 else {
+                    throw UsageError(message: "--no-progress-timeout needs a positive number of seconds, got '\(text)'")
+                }
+                noProgressSeconds = seconds
             case "--cacert":
                 cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
@@ -109,6 +117,7 @@ enum DaemonArguments {
         options.cacert = cacert
         options.stallSeconds = stallSeconds
         options.defaultRetries = defaultRetries
+        options.noProgressSeconds = noProgressSeconds
         return .run(options, level)
     }
 }

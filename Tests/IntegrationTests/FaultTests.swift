@@ -212,6 +212,33 @@ final class FaultTests: IntegrationTestCase {
     }
 
     /// The ETag changes between attempts: restart from 0, end with the new entity only.
+    func testAJobMakingProgressIsNotFailedForNeedingManyAttempts() throws {
+        let name = "progress.bin"
+        let size = 2 * MiB
+        let sha = try faults.sha256(name, size: size)
+        let dest = destination(name)
+        // Four drops with one retry allowed: every attempt keeps bytes, so the job goes on.
+        let id = try cli.download(faults.url(name, size: size, ["drop": String(256 * KiB), "times": "4"]), to: dest,
+                                  ["--retry", "1"])
+        try waitCompleted(id, timeout: 40)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        XCTAssertGreaterThanOrEqual(try cli.job(id).attemptLog.count, 5)
+    }
+
+    func testAJobWithoutProgressFailsAtTheDeadline() throws {
+        daemon.stop()
+        let deadlineDaemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
+                                    extraArguments: ["--no-progress-timeout", "3"])
+        customDaemon = deadlineDaemon
+        try deadlineDaemon.start()
+        let id = try cli.download(faults.url("never.bin", size: MiB, ["status": "503", "times": "100", "retry_after": "1"]),
+                                  to: destination("never.bin"), ["--retry", "100"])
+        let failed = try cli.awaitState(id, "failed", timeout: 20)
+        XCTAssertTrue((failed["stateReason"] as? String)?.contains("no progress for 3 s") == true, failed.jsonText)
+        XCTAssertEqual(failed.errorCode, "http_status", failed.jsonText)
+        XCTAssertLessThan(failed.attemptLog.count, 10, "failed at the deadline, not after 100 retries: \(failed.jsonText)")
+    }
+
     func testEntityChangedBetweenAttemptsEndsWithNewEntity() throws {
         let name = "changes.bin"
         let size = 2 * MiB

@@ -17,6 +17,8 @@ public final class Daemon {
         public var stallSeconds = 60
         /// Retries after a failed attempt for jobs that do not say (`--retry` on a job wins).
         public var defaultRetries = 7
+        /// A job that moves no byte for this long fails instead of retrying.
+        public var noProgressSeconds = 30 * 60
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -88,6 +90,7 @@ public final class Daemon {
         configuration.cacert = options.cacert
         configuration.stallSeconds = options.stallSeconds
         configuration.defaultRetries = options.defaultRetries
+        configuration.noProgressMilliseconds = Int64(options.noProgressSeconds) * 1000
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }

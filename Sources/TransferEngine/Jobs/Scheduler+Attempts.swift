@@ -151,7 +151,7 @@ extension Scheduler {
         }
         let stuck = Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds
         guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stuck, !stopping else {
-            let reason = stuck ? "no progress for \(configuration.noProgressMilliseconds / 60_000) min: \(error.message)" : error.message
+            let reason = stuck ? "no progress for \(configuration.noProgressMilliseconds / 1000) s: \(error.message)" : error.message
             return StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone)
         }
         if case .unreachable = error {
