@@ -239,6 +239,58 @@ final class FaultTests: IntegrationTestCase {
         XCTAssertLessThan(failed.attemptLog.count, 10, "failed at the deadline, not after 100 retries: \(failed.jsonText)")
     }
 
+    // MARK: uploads under the same faults
+
+    private func uploads(_ name: String) throws -> [[String: Any]] {
+        try faults.log().filter { $0["path"] as? String == "/upload/\(name)" }
+    }
+
+    func testUploadDroppedMidBodyIsSentAgainWhole() throws {
+        let source = workDir.appendingPathComponent("up-drop.bin")
+        try Files.randomData(count: MiB).write(to: source)
+        let sha = try cli.sha256(of: source)
+        let id = try cli.upload(faults.baseURL + "/upload/up-drop.bin?drop=262144&times=1", ["-T", source.path, "--retry", "3"])
+        try waitCompleted(id, timeout: 20)
+        let requests = try uploads("up-drop.bin")
+        XCTAssertEqual(requests.first?["fault"] as? String, "drop", "\(requests)")
+        XCTAssertEqual(requests.filter { $0["complete"] as? Bool == true }.compactMap { $0["sha256"] as? String }, [sha],
+                       "exactly one complete upload with the file's bytes: \(requests)")
+    }
+
+    func testUploadHonoursRetryAfter() throws {
+        let source = workDir.appendingPathComponent("up-503.bin")
+        try Files.randomData(count: 64 * KiB).write(to: source)
+        let sha = try cli.sha256(of: source)
+        let id = try cli.upload(faults.baseURL + "/upload/up-503.bin?status=503&retry_after=2&times=1",
+                                ["-F", "file=@\(source.path)", "--retry", "3"])
+        try waitCompleted(id, timeout: 20)
+        let requests = try uploads("up-503.bin")
+        XCTAssertEqual(requests.count, 2, "\(requests)")
+        let times = requests.compactMap { $0["time"] as? Double }
+        if times.count == 2 { XCTAssertGreaterThanOrEqual(times[1] - times[0], 1.9, "Retry-After: 2 was honoured") }
+        XCTAssertEqual(requests.last?["complete"] as? Bool, true, "\(requests)")
+        XCTAssertNotEqual(requests.last?["sha256"] as? String, sha, "a multipart body is more than the file")
+        XCTAssertEqual(try cli.job(id).state, "completed")
+    }
+
+    func testStalledUploadIsAbortedAndSentAgain() throws {
+        daemon.stop()
+        let stallDaemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
+                                 extraArguments: ["--stall-timeout", "2"])
+        customDaemon = stallDaemon
+        try stallDaemon.start()
+        let source = workDir.appendingPathComponent("up-stall.bin")
+        try Files.randomData(count: 4 * MiB).write(to: source)
+        let sha = try cli.sha256(of: source)
+        let id = try cli.upload(faults.baseURL + "/upload/up-stall.bin?stall=1&times=1", ["-T", source.path, "--retry", "3"])
+        try waitCompleted(id, timeout: 20)
+        let job = try cli.job(id)
+        XCTAssertEqual(job.attemptLog.first.flatMap { ($0["error"] as? [String: Any])?["code"] as? String }, "stalled", job.jsonText)
+        let requests = try uploads("up-stall.bin")
+        XCTAssertEqual(requests.filter { $0["complete"] as? Bool == true }.compactMap { $0["sha256"] as? String }, [sha],
+                       "\(requests)")
+    }
+
     func testEntityChangedBetweenAttemptsEndsWithNewEntity() throws {
         let name = "changes.bin"
         let size = 2 * MiB

@@ -183,10 +183,66 @@ class Handler(BaseHTTPRequestHandler):
         self.handle_request(head=False)
 
     def do_POST(self):
+        if self.path.startswith("/upload/"):
+            return self.receive_upload()
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
         self.handle_request(head=False)
+
+    def do_PUT(self):
+        self.receive_upload()
+
+    def receive_upload(self):
+        """/upload/NAME: reads the body (or drops the connection after `drop` bytes, or answers
+        `status` with `Retry-After`, for the first `times` requests) and records its sha256."""
+        parts = urlsplit(self.path)
+        name = unquote(parts.path)[len("/upload/"):]
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        with LOCK:
+            number = COUNTS.get("upload:" + name, 0) + 1
+            COUNTS["upload:" + name] = number
+            record = {"n": number, "method": self.command, "path": "/upload/" + name, "name": name,
+                      "query": parts.query, "contentLength": length, "bytesReceived": 0, "complete": False,
+                      "status": None, "fault": None, "time": time.time()}
+            LOG.append(record)
+        faulty = number <= int(query.get("times", 1))
+        digest = hashlib.sha256()
+        limit = int(query["drop"]) if faulty and "drop" in query else length
+        if faulty and "stall" in query:
+            limit = min(length, 65536)
+        received = 0
+        while received < min(limit, length):
+            chunk = self.rfile.read(min(65536, min(limit, length) - received))
+            if not chunk:
+                break
+            digest.update(chunk)
+            received += len(chunk)
+        with LOCK:
+            record.update(bytesReceived=received)
+        if faulty and "drop" in query:
+            with LOCK:
+                record.update(fault="drop")
+            return self.close_now()
+        if faulty and "stall" in query:
+            with LOCK:
+                record.update(fault="stall")
+            return self.hold_open(record)
+        complete = received == length
+        status = int(query["status"]) if faulty and "status" in query else (201 if complete else 400)
+        with LOCK:
+            record.update(complete=complete and status < 300, status=status,
+                          sha256=digest.hexdigest() if complete else None,
+                          fault="status" if faulty and "status" in query else None)
+        body = json.dumps({"stored": name, "size": received}).encode()
+        self.send_response(status)
+        if faulty and "retry_after" in query:
+            self.send_header("Retry-After", query["retry_after"])
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def handle_request(self, head):
         parts = urlsplit(self.path)
