@@ -118,7 +118,7 @@ extension Scheduler {
         }
     }
 
-    private func stats(_ counts: [JobState: Int]) -> DaemonStats {
+    func stats(_ counts: [JobState: Int]) -> DaemonStats {
         var jobs: [String: Int] = [:]
         for state in JobState.allCases { jobs[state.rawValue] = counts[state] ?? 0 }
         return DaemonStats(
@@ -128,75 +128,6 @@ extension Scheduler {
             limits: DaemonStats.Rates(down: downBucket.bucket.rate, up: upBucket.bucket.rate),
             configuredLimits: DaemonStats.Rates(down: limits.down, up: limits.up),
             schedule: limits.schedule?.text, scheduleEntry: scheduleEntry?.text)
-    }
-
-    // MARK: limit
-
-    /// `limit ID RATE` changes one job's limit; `limit --down/--up/--schedule` the daemon's.
-    /// Running transfers follow at once; the change is persisted.
-    private func limit(_ request: ControlRequest, reply: @escaping Reply) {
-        if let id = request.ids?.first {
-            guard let rate = request.rate, rate >= 0 else {
-                return reply(.failure(ControlError(.badRequest, "limit ID needs a rate")))
-            }
-            let limit = rate == 0 ? nil : rate
-            if let scheduled = jobs[id] {
-                scheduled.job.limit = limit
-                if let download = scheduled.transfer as? DownloadTransfer { download.pacer.setRate(limit); download.pacer.recheck() }
-                if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.setRate(limit); upload.pacer.recheck() }
-            }
-            let token = later(reply)
-            return stored({ store in
-                guard let job = try store.job(id) else { throw ControlError(.unknownJob, "no job \(id)") }
-                guard !job.state.isFinal else {
-                    throw ControlError(.illegalTransition, "cannot limit job \(id): it is \(job.state.rawValue)")
-                }
-                try store.setLimit(id, limit)
-                return try store.job(id)
-            }) { scheduler, result in
-                switch result {
-                case .success(let job):
-                    scheduler.logger.info("job \(id): limit \(Rate.describe(limit))")
-                    var event = TransferEvent(.limitChanged, job: id)
-                    event.limit = limit
-                    scheduler.events.publish(event)
-                    scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job))
-                case .failure(let error as ControlError):
-                    scheduler.respond(token, .failure(error))
-                case .failure(let error):
-                    scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limit: \(error)")))
-                }
-            }
-        }
-        if [request.down, request.up].contains(where: { ($0 ?? 0) < 0 }) {
-            return reply(.failure(ControlError(.badRequest, "limits are bytes per second, 0 or more")))
-        }
-        var limits = limits
-        if let down = request.down { limits.down = down == 0 ? nil : down }
-        if let up = request.up { limits.up = up == 0 ? nil : up }
-        if let text = request.schedule {
-            do {
-                limits.schedule = text.isEmpty ? nil : try LimitSchedule.parse(text)
-            } catch {
-                return reply(.failure(ControlError(.invalidArgument, error.message)))
-            }
-        }
-        let changed = limits != self.limits
-        self.limits = limits
-        if changed { applyLimits() }
-        let token = later(reply)
-        let settings = limits
-        stored({ store in
-            if changed { try settings.save(to: store) }
-            return try store.countsByState()
-        }) { scheduler, result in
-            switch result {
-            case .success(let counts):
-                scheduler.respond(token, ControlResponse(stats: scheduler.stats(counts)))
-            case .failure(let error):
-                scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limits: \(error)")))
-            }
-        }
     }
 
     private func resumeData(_ request: ControlRequest, reply: @escaping Reply) {
@@ -360,16 +291,6 @@ extension Scheduler {
                 }
             }
         }
-    }
-
-    // MARK: events
-
-    /// The most recent events; with `follow`, every later one on the same connection.
-    private func streamEvents(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
-        reply(ControlResponse(events: events.recent))
-        guard request.follow == true else { return }
-        guard let stream = streams(connection) else { return }
-        events.subscribe(connection, stream)
     }
 
     // MARK: wait

@@ -32,7 +32,7 @@ public final class Scheduler {
     let clock: () -> Int64 = { Int64(Monotonic.now * 1000) }
     /// The configured global limits and timetable; the buckets hold what is in force now.
     var limits: LimitSettings
-    private(set) var scheduleEntry: LimitSchedule.Entry?
+    var scheduleEntry: LimitSchedule.Entry?
     let retryPolicy = RetryPolicy()
     /// Set by the daemon once the loop exists; the way back onto this thread.
     var inbox: LoopInbox<Scheduler>!
@@ -41,7 +41,7 @@ public final class Scheduler {
     /// Set by the daemon: the control connection to stream events to.
     public var streams: (Int) -> ControlServer.Stream? = { _ in nil }
     private var progressTimer: UVTimer!
-    private var lastProgress: [JobID: Int64] = [:]
+    var lastProgress: [JobID: Int64] = [:]
 
     /// Every job that may still move.
     var jobs: [JobID: ScheduledJob] = [:]
@@ -258,70 +258,6 @@ public final class Scheduler {
                 conclude(scheduled, attempt: transfer.attempt, outcome: .failed(.stalled(seconds: transfer.stallSeconds)),
                          transfer: stopped)
             }
-        }
-    }
-
-    // MARK: Events
-
-    /// Progress events at most this often per job (milliseconds).
-    static let progressInterval: UInt64 = 250
-
-    private func publishProgress() {
-        guard events.hasSubscribers else { return lastProgress.removeAll() }
-        var seen: [JobID: Int64] = [:]
-        for scheduled in jobs.values where scheduled.transfer != nil {
-            let live = scheduled.live
-            let previous = lastProgress[scheduled.id] ?? live.bytesDone
-            seen[scheduled.id] = live.bytesDone
-            var event = TransferEvent(.progress, job: scheduled.id)
-            event.bytesDone = live.bytesDone
-            event.bytesTotal = live.bytesTotal
-            event.rate = max(0, live.bytesDone - previous) * 1000 / Int64(Self.progressInterval)
-            events.publish(event)
-        }
-        lastProgress = seen
-    }
-
-    /// Publishes the end of an attempt with what it measured.
-    func attemptFinished(_ id: JobID, attempt: Int, status: Int?, error: TransferError?, bytes: Int64,
-                         metrics: AttemptMetrics?) {
-        var event = TransferEvent(.attemptFinished, job: id)
-        event.attempt = attempt
-        event.httpStatus = status
-        event.error = error?.record
-        event.bytesDone = bytes
-        event.metrics = metrics
-        events.publish(event)
-    }
-
-    // MARK: Limits
-
-    /// Puts the limits in force now into the global buckets (a timetable entry may have begun or
-    /// ended); paused transfers re-evaluate at once when a limit changed.
-    func applyLimits() {
-        let now = limits.effective(at: .now)
-        if now.entry != scheduleEntry {
-            logger.info("limits now down \(Rate.describe(now.down)), up \(Rate.describe(now.up))" +
-                        (now.entry.map { " (timetable: \($0.text))" } ?? ""))
-        }
-        scheduleEntry = now.entry
-        var changed = false
-        for (bucket, rate) in [(downBucket, now.down), (upBucket, now.up)] where bucket.bucket.rate != rate {
-            bucket.setRate(rate, now: clock())
-            changed = true
-        }
-        guard changed else { return }
-        recheckPacers()
-        var event = TransferEvent(.limitChanged)
-        event.limits = DaemonStats.Rates(down: now.down, up: now.up)
-        event.reason = now.entry.map { "timetable: \($0.text)" }
-        events.publish(event)
-    }
-
-    func recheckPacers() {
-        for scheduled in jobs.values {
-            if let download = scheduled.transfer as? DownloadTransfer { download.pacer.recheck() }
-            if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.recheck() }
         }
     }
 

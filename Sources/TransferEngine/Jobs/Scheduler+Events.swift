@@ -1,0 +1,45 @@
+/// The event stream: progress ticks, attempt ends, and the `events` command.
+extension Scheduler {
+    // MARK: Events
+
+    /// Progress events at most this often per job (milliseconds).
+    static let progressInterval: UInt64 = 250
+
+    func publishProgress() {
+        guard events.hasSubscribers else { return lastProgress.removeAll() }
+        var seen: [JobID: Int64] = [:]
+        for scheduled in jobs.values where scheduled.transfer != nil {
+            let live = scheduled.live
+            let previous = lastProgress[scheduled.id] ?? live.bytesDone
+            seen[scheduled.id] = live.bytesDone
+            var event = TransferEvent(.progress, job: scheduled.id)
+            event.bytesDone = live.bytesDone
+            event.bytesTotal = live.bytesTotal
+            event.rate = max(0, live.bytesDone - previous) * 1000 / Int64(Self.progressInterval)
+            events.publish(event)
+        }
+        lastProgress = seen
+    }
+
+    /// Publishes the end of an attempt with what it measured.
+    func attemptFinished(_ id: JobID, attempt: Int, status: Int?, error: TransferError?, bytes: Int64,
+                         metrics: AttemptMetrics?) {
+        var event = TransferEvent(.attemptFinished, job: id)
+        event.attempt = attempt
+        event.httpStatus = status
+        event.error = error?.record
+        event.bytesDone = bytes
+        event.metrics = metrics
+        events.publish(event)
+    }
+
+    // MARK: events
+
+    /// The most recent events; with `follow`, every later one on the same connection.
+    func streamEvents(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+        reply(ControlResponse(events: events.recent))
+        guard request.follow == true else { return }
+        guard let stream = streams(connection) else { return }
+        events.subscribe(connection, stream)
+    }
+}
