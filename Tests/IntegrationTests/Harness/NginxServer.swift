@@ -63,28 +63,40 @@ final class NginxServer {
     /// Starts nginx on a free port and waits until it accepts connections. Retries on a
     /// port race (another process grabbing the port between probe and bind).
     func start() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
-            throw HarnessError("nginx not found at \(Self.executable)")
+        child = try Self.launch(prefix: prefix, errorLog: errorLog, ports: 1, name: "nginx") { ports in
+            port = ports[0]
+            return config()
+        }
+    }
+
+    /// Starts nginx with the configuration `config` writes for `count` distinct free ports,
+    /// and waits until every port accepts connections. Retries on a port race (another process
+    /// grabbing a port between probe and bind).
+    static func launch(prefix: URL, errorLog: URL, ports count: Int, name: String,
+                       config: ([UInt16]) -> String) throws -> ChildProcess {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw HarnessError("nginx not found at \(executable)")
         }
         var lastError = ""
         for _ in 0..<5 {
-            port = try Sockets.freeTCPPort()
+            let ports = try (0..<count).map { _ in try Sockets.freeTCPPort() }
+            guard Set(ports).count == count else { continue }
             let confURL = prefix.appendingPathComponent("nginx.conf")
-            try config().write(to: confURL, atomically: true, encoding: .utf8)
+            try config(ports).write(to: confURL, atomically: true, encoding: .utf8)
             let output = prefix.appendingPathComponent("nginx.out")
             let process = try ChildProcess(
-                executable: URL(fileURLWithPath: Self.executable),
+                executable: URL(fileURLWithPath: executable),
                 arguments: ["-p", prefix.path + "/", "-c", confURL.path, "-e", errorLog.path],
                 stdoutURL: output, stderrURL: output)
-            child = process
-            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
-            if up && process.isRunning { return }
+            let up = poll(timeout: 10) {
+                !process.isRunning || ports.allSatisfy { Sockets.acceptsConnections(port: $0) }
+            }
+            if up && process.isRunning { return process }
             process.stop()
-            child = nil
             lastError = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
             lastError += (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         }
-        throw HarnessError("nginx did not start: \(lastError)")
+        throw HarnessError("\(name) did not start: \(lastError)")
     }
 
     /// SIGTERM (fast shutdown) and wait; SIGKILL as a last resort.

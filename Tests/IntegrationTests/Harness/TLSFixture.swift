@@ -196,34 +196,10 @@ final class TLSNginxServer {
     func redirectToPlainURL(_ name: String) -> String { "\(baseURL(.tls))/to-http/\(name)" }
 
     func start() throws {
-        guard FileManager.default.isExecutableFile(atPath: NginxServer.executable) else {
-            throw HarnessError("nginx not found at \(NginxServer.executable)")
+        child = try NginxServer.launch(prefix: prefix, errorLog: errorLog, ports: 3, name: "TLS nginx") { ports in
+            (plainPort, tlsPort, mtlsPort) = (ports[0], ports[1], ports[2])
+            return config()
         }
-        var lastError = ""
-        for _ in 0..<5 {
-            plainPort = try Sockets.freeTCPPort()
-            tlsPort = try Sockets.freeTCPPort()
-            mtlsPort = try Sockets.freeTCPPort()
-            guard Set([plainPort, tlsPort, mtlsPort]).count == 3 else { continue }
-            let confURL = prefix.appendingPathComponent("nginx.conf")
-            try config().write(to: confURL, atomically: true, encoding: .utf8)
-            let output = prefix.appendingPathComponent("nginx.out")
-            let process = try ChildProcess(
-                executable: URL(fileURLWithPath: NginxServer.executable),
-                arguments: ["-p", prefix.path + "/", "-c", confURL.path, "-e", errorLog.path],
-                stdoutURL: output, stderrURL: output)
-            child = process
-            let ports = [plainPort, tlsPort, mtlsPort]
-            let up = poll(timeout: 10) {
-                !process.isRunning || ports.allSatisfy { Sockets.acceptsConnections(port: $0) }
-            }
-            if up && process.isRunning { return }
-            process.stop()
-            child = nil
-            lastError = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
-            lastError += (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        }
-        throw HarnessError("TLS nginx did not start: \(lastError)")
     }
 
     func stop() {
