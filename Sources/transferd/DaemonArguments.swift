@@ -22,6 +22,7 @@ enum DaemonArguments {
                                else $XDG_STATE_HOME/transferd, else ~/.local/state/transferd)
           --socket PATH        control socket (default: DIR/transferd.sock or $TRANSFERD_SOCKET)
           --max-active N       transfers running at once (default: 4)
+          --max-per-host N     transfers to one host (scheme, name and port) at once (default: 4)
           --limit-down RATE    global download limit, e.g. 4M (default: unlimited)
           --limit-up RATE      global upload limit (default: unlimited)
           --limit-schedule T   a bandwidth timetable, e.g. "Mon-Fri 08:00-18:00 down=1M up=512K; * off"
@@ -30,15 +31,25 @@ enum DaemonArguments {
           --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: 60)
           --retry N            retries after a failed attempt, for jobs that do not say (default: 7)
           --no-progress-timeout S  fail a job that moves no byte for S seconds (default: 1800)
+          --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: 60)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
         """
 
+    private static func positive(_ option: String, _ text: String, unit: String = "") throws(UsageError) -> Int {
+        guard let number = Int(text), number > 0 else {
+            throw UsageError(message: "\(option) needs a positive number\(unit), got '\(text)'")
+        }
+        return number
+    }
+
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
         var stateDirectory: String?
         var socket: String?
         var maxActive = 4
+        var maxPerHost = 4
+        var hookSeconds = 60
         var limitDown: Int64??
         var limitUp: Int64??
         var limitSchedule: LimitSchedule??
@@ -60,12 +71,9 @@ enum DaemonArguments {
             case "--version": return .version
             case "--state-dir": stateDirectory = try value(argument)
             case "--socket": socket = try value(argument)
-            case "--max-active":
-                let text = try value(argument)
-                guard let number = Int(text), number > 0 else {
-                    throw UsageError(message: "--max-active needs a positive number, got '\(text)'")
-                }
-                maxActive = number
+            case "--max-active": maxActive = try positive(argument, try value(argument))
+            case "--max-per-host": maxPerHost = try positive(argument, try value(argument))
+            case "--hook-timeout": hookSeconds = try positive(argument, try value(argument), unit: " of seconds")
             case "--limit-down", "--limit-up":
                 let text = try value(argument)
                 let rate: Int64?
@@ -78,12 +86,7 @@ enum DaemonArguments {
                 } catch {
                     throw UsageError(message: error.message)
                 }
-            case "--stall-timeout":
-                let text = try value(argument)
-                guard let seconds = Int(text), seconds > 0 else {
-                    throw UsageError(message: "--stall-timeout needs a positive number of seconds, got '\(text)'")
-                }
-                stallSeconds = seconds
+            case "--stall-timeout": stallSeconds = try positive(argument, try value(argument), unit: " of seconds")
             case "--retry":
                 let text = try value(argument)
                 guard let retries = Int(text), retries >= 0 else {
@@ -91,11 +94,7 @@ enum DaemonArguments {
                 }
                 defaultRetries = retries
             case "--no-progress-timeout":
-                let text = try value(argument)
-                guard let seconds = Int(text), seconds > 0 else {
-                    throw UsageError(message: "--no-progress-timeout needs a positive number of seconds, got '\(text)'")
-                }
-                noProgressSeconds = seconds
+                noProgressSeconds = try positive(argument, try value(argument), unit: " of seconds")
             case "--cacert":
                 cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
@@ -111,6 +110,8 @@ enum DaemonArguments {
         }
         var options = Daemon.Options(paths: StatePaths(stateDirectory: stateDirectory, socket: socket))
         options.maxActive = maxActive
+        options.maxPerHost = maxPerHost
+        options.hookSeconds = hookSeconds
         options.limitDown = limitDown
         options.limitUp = limitUp
         options.limitSchedule = limitSchedule

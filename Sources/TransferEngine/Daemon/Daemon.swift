@@ -8,6 +8,9 @@ public final class Daemon {
     public struct Options: Sendable {
         public var paths: StatePaths
         public var maxActive = 4
+        public var maxPerHost = 4
+        /// How long an `--on-complete`/`--on-fail` command may run before it is killed.
+        public var hookSeconds = 60
         /// Given on the command line (`.some(nil)`: unlimited); nil keeps what the database has.
         public var limitDown: Int64??
         public var limitUp: Int64??
@@ -86,6 +89,8 @@ public final class Daemon {
         let loop = try UVLoop()
         var configuration = Scheduler.Configuration()
         configuration.maxActive = options.maxActive
+        configuration.maxPerHost = options.maxPerHost
+        configuration.hookTimeoutMilliseconds = options.hookSeconds * 1000
         configuration.stateDirectory = paths.directory
         configuration.cacert = options.cacert
         configuration.stallSeconds = options.stallSeconds

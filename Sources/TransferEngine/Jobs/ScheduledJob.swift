@@ -9,9 +9,12 @@ final class ScheduledJob {
     var attemptLimit: Int
     /// When the job last moved a byte (or was queued): the no-progress deadline counts from here.
     var lastProgress = Timestamp.now
+    /// `scheme://host:port`: what the per-host connection cap counts.
+    let host: String
 
     init(job: Job) {
         self.job = job
+        host = HostKey.parse(job.url)?.key ?? job.url
         attemptLimit = job.attempts + job.maxRetries + 1
     }
 

@@ -189,8 +189,9 @@ extension Scheduler {
                     let actual = try file.sha256(length: state.bytesDurable)
                     guard actual == expected else { throw TransferError.checksumMismatch(expected: expected, actual: actual) }
                 }
-                var finalizing = state
-                finalizing.finalizing = true
+                var marked = state
+                marked.finalizing = true
+                let finalizing = marked
                 try store.sync { try $0.saveResume(id, finalizing) }
                 try file.moveIntoPlace(destination, replacing: overwrite)
             }

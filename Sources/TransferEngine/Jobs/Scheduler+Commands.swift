@@ -58,7 +58,9 @@ extension Scheduler {
                 if job.tls.insecure {
                     scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.displayURL) (--insecure)")
                 }
-                scheduler.jobs[job.id] = ScheduledJob(job: job)
+                let scheduled = ScheduledJob(job: job)
+                scheduler.jobs[job.id] = scheduled
+                scheduler.track(scheduled, from: nil)
                 var event = TransferEvent(.jobCreated, job: job.id)
                 event.state = job.state
                 event.bytesDone = job.bytesDone
@@ -260,35 +262,22 @@ extension Scheduler {
             let reason = command == .retry ? "retry by user" : "resumed by user"
             return change(scheduled, StateChange(.queued, reason: reason), then: { _ in done() })
         }
+        if target == .paused { return suspend(scheduled, to: .paused, reason: "paused by user", done: done) }
         stopTransfer(of: scheduled) { [unowned self] transfer in
-            let download = transfer as? DownloadTransfer
-            let checkpoint = download?.checkpoint
             let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
             if let (number, status, bytes, metrics) = attempt {
                 attemptFinished(id, attempt: number, status: status, error: nil, bytes: bytes, metrics: metrics)
             }
             let partialPath = scheduled.job.partialPath
             scheduled.detach()
-            let finishAttempt: @Sendable (JobStore) throws -> Void = { store in
+            change(scheduled, StateChange(.cancelled, reason: "cancelled by user"), alsoRecord: { store in
+                try store.deleteResume(id)
                 if let (number, status, bytes, metrics) = attempt {
                     try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes, metrics: metrics)
                 }
-            }
-            if target == .paused {
-                change(scheduled, StateChange(.paused, reason: "paused by user", httpStatus: transfer?.status,
-                                                     bytesDone: checkpoint?.bytesDurable),
-                       syncing: download?.file, alsoRecord: { store in
-                           if let checkpoint { try store.saveResume(id, checkpoint) }
-                           try finishAttempt(store)
-                       }) { _ in done() }
-            } else {
-                change(scheduled, StateChange(.cancelled, reason: "cancelled by user"), alsoRecord: { store in
-                    try store.deleteResume(id)
-                    try finishAttempt(store)
-                }) { [unowned self] _ in
-                    if let partialPath { files.async { PartialFile.remove(partialPath) } }
-                    done()
-                }
+            }) { [unowned self] _ in
+                if let partialPath { files.async { PartialFile.remove(partialPath) } }
+                done()
             }
         }
     }

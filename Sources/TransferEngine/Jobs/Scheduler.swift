@@ -6,6 +6,8 @@ import Dispatch
 public final class Scheduler {
     public struct Configuration: Sendable {
         public var maxActive = 4
+        /// Transfers to one `scheme://host:port` at once.
+        public var maxPerHost = 4
         public var defaultRetries = 7
         public var stateDirectory = ""
         /// A CA bundle for jobs that name none (`transferd --cacert`).
@@ -14,6 +16,8 @@ public final class Scheduler {
         public var stallSeconds = 60
         /// A job that moves no byte for this long fails instead of retrying (as BITS does).
         public var noProgressMilliseconds: Int64 = 30 * 60 * 1000
+        /// How long a completion hook may run before it is killed.
+        public var hookTimeoutMilliseconds = 60_000
 
         public init() {}
     }
@@ -45,6 +49,13 @@ public final class Scheduler {
 
     /// Every job that may still move.
     var jobs: [JobID: ScheduledJob] = [:]
+    /// The running ones among them, and how many run per host (kept by `track`).
+    var running: [JobID: ScheduledJob] = [:]
+    var runningByHost: [String: Int] = [:]
+    /// Queued jobs in the order they start.
+    var runQueue = RunQueue()
+    /// Low-priority jobs giving their slot to a high one.
+    var preempting: Set<JobID> = []
     private var transfersByEasy: [ObjectIdentifier: JobID] = [:]
     /// Unreachable hosts being probed, by `scheme://host:port`, and the probes in the engine.
     var probes: [String: HostProbe] = [:]
@@ -91,6 +102,7 @@ public final class Scheduler {
             }
             let scheduled = ScheduledJob(job: job)
             jobs[job.id] = scheduled
+            track(scheduled, from: nil)
             // A job that was waiting for its host probes it again now rather than at its due time.
             if job.state == .waiting, job.stateReason?.hasPrefix("offline") == true { waitForHost(scheduled) }
         }
@@ -103,21 +115,7 @@ public final class Scheduler {
 
     // MARK: Starting work
 
-    var runningCount: Int { jobs.values.count { $0.job.state == .running } }
-
-    /// Starts queued jobs, best priority then oldest first, while slots are free.
-    func startNext() {
-        guard !stopping else { return }
-        let free = configuration.maxActive - runningCount
-        guard free > 0 else { return }
-        let next = jobs.values
-            .filter { $0.job.state == .queued }
-            .sorted { ($0.job.priority.rank, $0.id) < ($1.job.priority.rank, $1.id) }
-            .prefix(free)
-        for scheduled in next { begin(scheduled) }
-    }
-
-    private func begin(_ scheduled: ScheduledJob) {
+    func begin(_ scheduled: ScheduledJob) {
         precondition(scheduled.job.state.canTransition(to: .running))
         var event = TransferEvent(.state, job: scheduled.id)
         event.state = .running
@@ -125,6 +123,7 @@ public final class Scheduler {
         event.reason = "attempt \(scheduled.job.attempts + 1)"
         let started = event
         scheduled.job.state = .running
+        track(scheduled, from: .queued)
         scheduled.job.stateReason = nil
         scheduled.job.error = nil
         scheduled.job.attempts += 1
@@ -239,6 +238,7 @@ public final class Scheduler {
             }
         }
         applyLimits()
+        preemptIfNeeded()
         // Transfers that ended since the last tick make the sums drop: never report less than 0.
         downloadRate = max(0, received - lastTick.received)
         uploadRate = max(0, sent - lastTick.sent)
@@ -250,7 +250,7 @@ public final class Scheduler {
     /// followed by silence would take several times longer to notice.
     private func abortStalledTransfers() {
         let now = Monotonic.now
-        for scheduled in jobs.values {
+        for scheduled in running.values {
             guard let transfer = scheduled.transfer, !transfer.isThrottled,
                   now - transfer.lastActivity > Double(transfer.stallSeconds) else { continue }
             logger.info("job \(scheduled.id): attempt \(transfer.attempt) moved no byte for \(transfer.stallSeconds) s; retrying")
@@ -296,7 +296,9 @@ public final class Scheduler {
         event.reason = change.reason
         event.error = change.error
         let published = event
+        let old = scheduled.job.state
         scheduled.job.apply(change)
+        track(scheduled, from: old)
         let id = scheduled.id
         if change.state.hasEnded { jobs[id] = nil }
         let job = scheduled.job
@@ -380,25 +382,9 @@ public final class Scheduler {
             remaining -= 1
             if remaining == 0 { done() }
         }
-        for scheduled in jobs.values where scheduled.job.state == .running {
+        for scheduled in running.values {
             remaining += 1
-            stopTransfer(of: scheduled) { [unowned self] transfer in
-                let download = transfer as? DownloadTransfer
-                let checkpoint = download?.checkpoint
-                let file = download?.file
-                let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
-                let id = scheduled.id
-                scheduled.detach()
-                change(scheduled, StateChange(.queued, reason: "daemon stopped", httpStatus: transfer?.status,
-                                              bytesDone: checkpoint?.bytesDurable),
-                       syncing: file, alsoRecord: { store in
-                           if let checkpoint { try store.saveResume(id, checkpoint) }
-                           if let (number, status, bytes, metrics) = attempt {
-                               try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes,
-                                                       metrics: metrics)
-                           }
-                       }, then: { _ in finishOne() })
-            }
+            suspend(scheduled, to: .queued, reason: "daemon stopped", done: finishOne)
         }
         finishOne()
     }

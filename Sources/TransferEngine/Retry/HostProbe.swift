@@ -15,12 +15,9 @@ final class HostProbe {
     private var timer: UVTimer?
 
     init?(jobURL: String) {
-        guard let parsed = URL(string: jobURL), let scheme = parsed.scheme?.lowercased(), let host = parsed.host,
-              !host.isEmpty else { return nil }
-        let port = parsed.port ?? (scheme == "https" ? 443 : 80)
-        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        key = "\(scheme)://\(authority)"
-        url = "http://\(authority)/"
+        guard let (key, url) = HostKey.parse(jobURL) else { return nil }
+        self.key = key
+        self.url = url
     }
 
     /// Runs `probe` after the current interval, then doubles it (up to 30 s).

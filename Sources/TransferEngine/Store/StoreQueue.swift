@@ -1,9 +1,15 @@
 import Dispatch
+import Synchronization
 
 /// Confines the job store to one serial queue, so the loop thread never waits on SQLite or fsync.
+/// Work that arrives while the store is busy is committed together (group commit): each piece
+/// runs in its own savepoint, and one COMMIT — one fsync — makes the whole group durable before
+/// any of its completions run. Thousands of small jobs therefore cost a few commits, not one each.
 /// Thread: any; work runs on the queue, completions where the caller says.
 public final class StoreQueue: Sendable {
     private let queue = DispatchQueue(label: "transferd.store")
+    /// Work waiting for the next group; a drain is scheduled when the first piece arrives.
+    private let pending = Mutex<[Work]>([])
     // @unchecked: the store is only ever touched on `queue`.
     private let box: Box
 
@@ -12,26 +18,54 @@ public final class StoreQueue: Sendable {
         init(_ store: JobStore) { self.store = store }
     }
 
+    /// One piece of work: runs in its savepoint (or alone) and returns what to call once that is
+    /// committed.
+    private typealias Work = @Sendable (JobStore) -> @Sendable () -> Void
+
     public init(_ store: JobStore) { box = Box(store) }
 
-    /// Runs `work` on the store's queue, then hands its result to `completion` (on that queue).
+    /// Runs `work` on the store's queue as one atomic unit, then hands its result to `completion`
+    /// (on that queue) once it is durable.
     public func async<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        queue.async { [box] in completion(Result { try work(box.store) }) }
+        let piece: Work = { store in
+            let result = Result { try store.transaction { try work(store) } }
+            return { completion(result) }
+        }
+        let first = pending.withLock { work in
+            work.append(piece)
+            return work.count == 1
+        }
+        if first { queue.async { [self] in drain() } }
     }
 
-    /// Runs `work` and waits for it. Never from the loop thread.
-    public func sync<T>(_ work: (JobStore) throws -> T) throws -> T {
-        try queue.sync { try work(box.store) }
+    /// Runs `work` and waits until it is durable. Never from the loop thread or the store's queue.
+    public func sync<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        async(work) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
     }
-}
 
-/// Serial queue for fdatasync, truncate, rename and unlink of partial files: keeps each job's
-/// durability steps in order and off the loop thread.
-public final class FileQueue: Sendable {
-    private let queue = DispatchQueue(label: "transferd.files")
-
-    public init() {}
-
-    public func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+    private func drain() {
+        let group = pending.withLock { work in
+            defer { work.removeAll(keepingCapacity: true) }
+            return work
+        }
+        let store = box.store
+        var finish: [@Sendable () -> Void] = []
+        finish.reserveCapacity(group.count)
+        do {
+            try store.transaction { for piece in group { finish.append(piece(store)) } }
+        } catch {
+            // The group could not commit (or begin): nothing of it is recorded. Each piece runs
+            // again on its own, so each gets its own answer.
+            finish = group.map { piece in piece(store) }
+        }
+        for completion in finish { completion() }
+    }
 }

@@ -1,0 +1,85 @@
+/// Which queued job runs next: priorities, the global and per-host caps, and preemption.
+extension Scheduler {
+    /// Keeps the running set, the per-host counts and the run queue in step with a job's state;
+    /// called after every change of an in-memory job's state (`old` nil for a job just loaded).
+    func track(_ scheduled: ScheduledJob, from old: JobState?) {
+        let new = scheduled.job.state
+        guard old != new else { return }
+        if old == .running, running.removeValue(forKey: scheduled.id) != nil {
+            let count = runningByHost[scheduled.host, default: 1] - 1
+            runningByHost[scheduled.host] = count > 0 ? count : nil
+        }
+        if new == .running {
+            running[scheduled.id] = scheduled
+            runningByHost[scheduled.host, default: 0] += 1
+        }
+        if new == .queued {
+            runQueue.push(scheduled.id, priority: scheduled.job.priority, host: scheduled.host)
+        }
+    }
+
+    var runningCount: Int { running.count }
+
+    /// Starts queued jobs — best priority, then oldest — while slots are free and their host is
+    /// under its cap; then lets a waiting high-priority job take a low one's slot.
+    func startNext() {
+        guard !stopping else { return }
+        let maxPerHost = configuration.maxPerHost
+        while running.count < configuration.maxActive,
+              let entry = runQueue.pop(admits: { runningByHost[$0, default: 0] < maxPerHost }, isCurrent: isQueued),
+              let scheduled = jobs[entry.id] {
+            begin(scheduled)
+        }
+        preemptIfNeeded()
+    }
+
+    private func isQueued(_ entry: RunQueue.Entry) -> Bool {
+        guard let job = jobs[entry.id]?.job else { return false }
+        return job.state == .queued && job.priority.rank == entry.rank
+    }
+
+    /// A queued high job that cannot start (every slot, or its host's, is taken) takes the slot of
+    /// the most recently started low job, which is checkpointed and queued again. One at a time:
+    /// when it is done, `startNext` starts the high job and looks again.
+    func preemptIfNeeded() {
+        guard preempting.isEmpty, !stopping,
+              let (host, entry) = runQueue.peek(isCurrent: isQueued), entry.rank == Priority.high.rank else { return }
+        let hostFull = runningByHost[host, default: 0] >= configuration.maxPerHost
+        guard running.count >= configuration.maxActive || hostFull else { return }
+        let victim = running.values
+            .filter { $0.job.priority == .low && $0.transfer != nil && (!hostFull || $0.host == host) }
+            .max { $0.id < $1.id }
+        guard let victim else { return }
+        preempting.insert(victim.id)
+        logger.info("job \(victim.id): giving its slot to high-priority job \(entry.id)")
+        suspend(victim, to: .queued, reason: "preempted by job \(entry.id) (high priority)") { [unowned self] in
+            preempting.remove(victim.id)
+            startNext()
+        }
+    }
+
+    /// Stops a running job's transfer, keeps its durable bytes, and records the job as paused or
+    /// queued; `done` runs once that is recorded. A job that was not running only changes state.
+    func suspend(_ scheduled: ScheduledJob, to state: JobState, reason: String, done: @escaping () -> Void) {
+        let id = scheduled.id
+        stopTransfer(of: scheduled) { [unowned self] transfer in
+            guard scheduled.job.state.canTransition(to: state), jobs[id] === scheduled else { return done() }
+            let download = transfer as? DownloadTransfer
+            let checkpoint = download?.checkpoint
+            let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
+            if let (number, status, bytes, metrics) = attempt {
+                attemptFinished(id, attempt: number, status: status, error: nil, bytes: bytes, metrics: metrics)
+            }
+            scheduled.detach()
+            change(scheduled, StateChange(state, reason: reason, httpStatus: transfer?.status,
+                                          bytesDone: checkpoint?.bytesDurable),
+                   syncing: download?.file, alsoRecord: { store in
+                       if let checkpoint { try store.saveResume(id, checkpoint) }
+                       if let (number, status, bytes, metrics) = attempt {
+                           try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes,
+                                                   metrics: metrics)
+                       }
+                   }) { _ in done() }
+        }
+    }
+}
