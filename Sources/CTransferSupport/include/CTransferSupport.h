@@ -42,4 +42,18 @@ int tds_peer_uid(int fd, uid_t *uid);
 /// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing the target.
 int tds_rename_noreplace(const char *from, const char *to);
 
+/// Runs `/bin/sh -c command` as the leader of its own process group, with stdin from /dev/null,
+/// stdout and stderr into one pipe, environment `envp` and default SIGPIPE, SIGXFSZ, SIGTERM,
+/// SIGINT and SIGCHLD dispositions and an empty signal mask. Blocks until the shell exits
+/// (a background grandchild that keeps the pipe open does not hold it up) or `timeout_ms`
+/// (0 or less: no limit) have passed since the spawn, when the whole group gets SIGKILL and
+/// *timed_out is 1. Keeps the first `capacity` bytes of output (*output_length); *truncated is
+/// 1 when more came. *wait_status is waitpid's raw status. Returns 0, or an errno value when
+/// /bin/sh could not be started or watched (poll failed: the group is killed; SIGCHLD ignored:
+/// ECHILD, the status is lost). Descriptors above stderr are not inherited. The shell is always
+/// reaped and no descriptor is left open. Thread: any; blocks.
+int tds_run_hook(const char *command, char *const envp[], int timeout_ms,
+                 char *output, size_t capacity, size_t *output_length,
+                 int *truncated, int *wait_status, int *timed_out);
+
 #endif
