@@ -316,16 +316,17 @@ extension Scheduler {
 
     /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
     func jobEnded(_ job: Job) {
-        var stillWaiting: [Waiter] = []
-        for var waiter in waiters {
-            if waiter.remaining.remove(job.id) != nil { waiter.ended.append(job) }
-            if waiter.remaining.isEmpty {
+        // In place: a waiter of thousands of jobs must not be copied at every end.
+        var index = waiters.startIndex
+        while index < waiters.endIndex {
+            if waiters[index].remaining.remove(job.id) != nil { waiters[index].ended.append(job) }
+            if waiters[index].remaining.isEmpty {
+                let waiter = waiters.remove(at: index)
                 respond(waiter.token, ControlResponse(jobs: waiter.ended))
             } else {
-                stillWaiting.append(waiter)
+                index += 1
             }
         }
-        waiters = stillWaiting
     }
 
     /// The client went away: forget what it was waiting for.
