@@ -24,8 +24,11 @@ struct DownloadCommand: Subcommand {
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
           --retry N               retries after a failed attempt (default 7)
-          --batch B               add to batch B
+          --batch B               add to batch B (see transferctl batch --help)
           --paused                create the job paused
+          --on-complete CMD       run CMD (with /bin/sh) when the job completes; TRANSFERD_JOB_ID,
+                                  TRANSFERD_STATE, TRANSFERD_PATH, TRANSFERD_URL, ... are set
+          --on-fail CMD           run CMD when the job fails (TRANSFERD_ERROR says why)
 
         examples:
           transferctl download https://example.com/big.iso -o ~/big.iso
@@ -59,7 +62,7 @@ struct DownloadCommand: Subcommand {
         let job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
-                         resumeData: resumeData, tls: common.tls)
+                         resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
         return DownloadCommand(job: job)
     }
 
@@ -76,9 +79,13 @@ struct CommonJobOptions {
     var retries: Int?
     var headers: [String] = []
     var tls: TLSOptions?
+    var onComplete: String?
+    var onFail: String?
 
     static func parse(_ arguments: inout ArgumentList) throws -> CommonJobOptions {
         var options = CommonJobOptions()
+        options.onComplete = try arguments.option("--on-complete")
+        options.onFail = try arguments.option("--on-fail")
         // -H 'Name: value', or -H @FILE with one header a line (keeps secrets out of shell history).
         for header in try arguments.options("-H", "--header") {
             guard header.hasPrefix("@") else {

@@ -59,6 +59,7 @@ enum EventFormatter {
     static func line(_ event: TransferEvent) -> String {
         var parts = [event.time.iso8601]
         if let job = event.job { parts.append("job \(job)") }
+        if event.job == nil, let batch = event.batch { parts.append("batch \(batch)") }
         switch event.type {
         case .jobCreated:
             parts.append("created" + (event.reason.map { ": \($0)" } ?? ""))
@@ -85,6 +86,12 @@ enum EventFormatter {
             } else {
                 parts.append("limit \(Rate.describe(event.limit))")
             }
+        case .batchCreated:
+            parts.append("batch created" + (event.reason.map { ": \($0)" } ?? ""))
+        case .batchEnded:
+            parts.append("batch ended \(event.batchState?.rawValue ?? "?")")
+        case .hook:
+            parts.append("hook " + (event.reason ?? ""))
         }
         return parts.joined(separator: "  ")
     }

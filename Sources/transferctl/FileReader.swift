@@ -2,12 +2,20 @@
 import Glibc
 #endif
 
-/// Reads a small file (resume data, header files) whole.
+/// Reads a file (resume data, header files, manifests) or stdin whole, up to a limit.
 enum FileReader {
     static func contents(of path: String, limit: Int = 16 << 20) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return readAll(fd, limit: limit)
+    }
+
+    static func standardInput(limit: Int) -> [UInt8]? {
+        readAll(STDIN_FILENO, limit: limit)
+    }
+
+    private static func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while result.count <= limit {

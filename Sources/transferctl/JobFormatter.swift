@@ -14,16 +14,7 @@ enum JobFormatter {
             [job.id.description, job.state.rawValue, progress(job), job.path ?? job.url]
         }
         let header = ["ID", "STATE", "PROGRESS", "DESTINATION"]
-        var widths = header.map(\.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { column, cell in
-                column == cells.count - 1 ? cell : cell.padding(to: widths[column])
-            }.joined(separator: "  ")
-        }
-        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
+        return TextTable.render(header, rows)
     }
 
     static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> String {

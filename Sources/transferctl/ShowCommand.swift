@@ -36,9 +36,13 @@ struct ShowCommand: Subcommand {
         }
         let attempts = response.attempts ?? []
         if context.json {
-            context.printJSON(JobDetail(job: job, attempts: attempts, response: response.response))
+            context.printJSON(JobDetail(job: job, attempts: attempts, response: response.response,
+                                        hookRuns: response.hookRuns ?? []))
         } else {
             FileHandle.standardOutput.write(JobFormatter.detail(job, attempts: attempts, response: response.response))
+            for run in response.hookRuns ?? [] {
+                context.print("  hook on-\(run.event) at \(run.startedAt.iso8601): \(run.result.summary)")
+            }
         }
         return .success
     }
@@ -49,13 +53,15 @@ struct JobDetail: Encodable {
     var job: Job
     var attempts: [AttemptRecord]
     var response: UploadResponse?
+    var hookRuns: [HookRun]
 
     func encode(to encoder: Encoder) throws {
         try job.encode(to: encoder)
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(attempts, forKey: .attemptLog)
+        try container.encode(hookRuns, forKey: .hookRuns)
         if job.kind == .upload { try container.encode(response, forKey: .response) }
     }
 
-    private enum Key: String, CodingKey { case attemptLog, response }
+    private enum Key: String, CodingKey { case attemptLog, response, hookRuns }
 }

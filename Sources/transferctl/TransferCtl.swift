@@ -17,6 +17,8 @@ enum TransferCtl {
         "limit": LimitCommand.self,
         "events": EventsCommand.self,
         "watch": WatchCommand.self,
+        "batch": BatchCommand.self,
+        "backup": BackupCommand.self,
     ] }
 
     static func run(_ arguments: [String]) -> ExitStatus {

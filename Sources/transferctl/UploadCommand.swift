@@ -22,8 +22,10 @@ struct UploadCommand: Subcommand {
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
           --retry N               retries after a failed attempt (default 7)
-          --batch B               add to batch B
+          --batch B               add to batch B (see transferctl batch --help)
           --paused                create the job paused
+          --on-complete CMD       run CMD (with /bin/sh) when the upload completes
+          --on-fail CMD           run CMD when it fails
 
         examples:
           transferctl upload https://api.example.com/photos -F title=Holiday -F photo=@beach.jpg
@@ -55,7 +57,8 @@ struct UploadCommand: Subcommand {
         let job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: common.headers,
                          priority: common.priority, batch: common.batch, limit: common.limit,
                          retries: common.retries, paused: paused, method: method?.uppercased(),
-                         form: fields.isEmpty ? nil : fields, tls: common.tls)
+                         form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete,
+                         onFail: common.onFail)
         return UploadCommand(job: job)
     }
 

@@ -20,8 +20,11 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var state: JobState?
     /// `list`, `pause`, ...: only jobs of this batch.
     public var batch: Int64?
-    /// `list`: at most this many jobs.
+    /// `list`: at most this many jobs, and (paging on) only ids below `before`.
     public var limit: Int?
+    public var before: JobID?
+    /// `submit`: a chunk of a manifest.
+    public var submission: BatchSubmission?
     /// `limit` with one id: the job's new limit in bytes/s (0: unlimited).
     public var rate: Int64?
     /// `limit`: new global limits in bytes/s (0: unlimited); absent: unchanged.
@@ -34,7 +37,8 @@ public struct ControlRequest: Codable, Equatable, Sendable {
 
     public init(_ command: ControlCommand, ids: [JobID]? = nil, all: Bool? = nil, job: NewJob? = nil,
                 state: JobState? = nil, batch: Int64? = nil, limit: Int? = nil, rate: Int64? = nil,
-                down: Int64? = nil, up: Int64? = nil, schedule: String? = nil, follow: Bool? = nil) {
+                down: Int64? = nil, up: Int64? = nil, schedule: String? = nil, follow: Bool? = nil,
+                before: JobID? = nil, submission: BatchSubmission? = nil) {
         version = Self.protocolVersion
         self.command = command
         self.ids = ids
@@ -48,6 +52,8 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         self.up = up
         self.schedule = schedule
         self.follow = follow
+        self.before = before
+        self.submission = submission
     }
 }
 
@@ -55,4 +61,8 @@ public struct ControlRequest: Codable, Equatable, Sendable {
 public enum ControlCommand: String, Codable, Sendable, CaseIterable {
     case add, list, show, pause, resume, cancel, retry, wait, stats, limit, events
     case resumeData = "resume-data"
+    /// Queue a manifest (in chunks) as a batch; `batch create` is an empty one.
+    case submit
+    case batchList = "batch-list"
+    case batchShow = "batch-show"
 }

@@ -18,10 +18,19 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     /// `events`: the most recent events; with `follow`, each later line carries one `event`.
     public var events: [TransferEvent]?
     public var event: TransferEvent?
+    /// `batch-list`; `batch-show` (one).
+    public var batches: [Batch]?
+    /// `submit`: the final chunk's outcome; earlier chunks answer with `staged`, the entries held so far.
+    public var submitted: SubmissionResult?
+    public var staged: Int?
+    /// `show`, `batch-show`: the completion hooks that ran.
+    public var hookRuns: [HookRun]?
 
     public init(ok: Bool = true, error: ControlError? = nil, jobs: [Job]? = nil, job: Job? = nil,
                 attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil,
-                response: UploadResponse? = nil, events: [TransferEvent]? = nil, event: TransferEvent? = nil) {
+                response: UploadResponse? = nil, events: [TransferEvent]? = nil, event: TransferEvent? = nil,
+                batches: [Batch]? = nil, submitted: SubmissionResult? = nil, staged: Int? = nil,
+                hookRuns: [HookRun]? = nil) {
         version = ControlRequest.protocolVersion
         self.ok = ok
         self.error = error
@@ -33,6 +42,10 @@ public struct ControlResponse: Codable, Equatable, Sendable {
         self.response = response
         self.events = events
         self.event = event
+        self.batches = batches
+        self.submitted = submitted
+        self.staged = staged
+        self.hookRuns = hookRuns
     }
 
     public static func failure(_ error: ControlError) -> ControlResponse {
@@ -48,6 +61,7 @@ public struct ControlError: Error, Codable, Equatable, Sendable {
         /// A value in the request is invalid (URL, path, option).
         case invalidArgument = "invalid_argument"
         case unknownJob = "unknown_job"
+        case unknownBatch = "unknown_batch"
         /// The job's state does not allow what was asked.
         case illegalTransition = "illegal_transition"
         case tooLarge = "too_large"

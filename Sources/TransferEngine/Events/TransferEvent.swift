@@ -10,6 +10,12 @@ public struct TransferEvent: Codable, Equatable, Sendable {
         case progress
         case retryScheduled = "retry_scheduled"
         case limitChanged = "limit_changed"
+        /// A batch was created (`batch`, `reason`: its name), or its last unfinished job ended
+        /// (`batch`, `batchState`).
+        case batchCreated = "batch_created"
+        case batchEnded = "batch_ended"
+        /// An `--on-complete`/`--on-fail` command ran (`job` or `batch`; `reason`: how it ended).
+        case hook
     }
 
     public var type: Kind
@@ -34,6 +40,9 @@ public struct TransferEvent: Codable, Equatable, Sendable {
     /// `limit_changed`: the global limits now in force, or a job's new limit (`job` set).
     public var limits: DaemonStats.Rates?
     public var limit: Int64?
+    /// `batch_created`, `batch_ended`, `hook`: the batch concerned, and the state it ended in.
+    public var batch: Int64?
+    public var batchState: BatchState?
 
     public init(_ type: Kind, job: JobID? = nil, time: Timestamp = .now) {
         self.type = type

@@ -3,7 +3,7 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, method, form, upload, tls
+             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -35,6 +35,9 @@ extension Job: Codable {
         try container.encode(upload?.form, forKey: .form)
         try container.encode(upload, forKey: .upload)
         try container.encode(tls, forKey: .tls)
+        try container.encode(key, forKey: .key)
+        try container.encode(onComplete, forKey: .onComplete)
+        try container.encode(onFail, forKey: .onFail)
     }
 
     public init(from decoder: Decoder) throws {
@@ -64,6 +67,9 @@ extension Job: Codable {
         method = try container.decodeIfPresent(String.self, forKey: .method)
         upload = try container.decodeIfPresent(UploadSpec.self, forKey: .upload)
         tls = try container.decodeIfPresent(TLSOptions.self, forKey: .tls) ?? TLSOptions()
+        key = try container.decodeIfPresent(String.self, forKey: .key)
+        onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
+        onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
     }
 }
 

@@ -27,6 +27,11 @@ public struct Job: Equatable, Sendable {
     public var method: String?
     public var upload: UploadSpec?
     public var tls = TLSOptions()
+    /// The manifest key that queued it, unique within its batch.
+    public var key: String?
+    /// Commands run when the job completes or fails (see Hooks).
+    public var onComplete: String?
+    public var onFail: String?
 
     /// The URL with any password replaced, for logs and events.
     public var displayURL: String { HeaderRedaction.url(url) }
@@ -59,11 +64,14 @@ public struct NewJob: Codable, Equatable, Sendable {
     /// Uploads: the multipart form; nil for a raw-body upload of `path`.
     public var form: [FormField]?
     public var tls: TLSOptions?
+    public var onComplete: String?
+    public var onFail: String?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
-                method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil) {
+                method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil,
+                onComplete: String? = nil, onFail: String? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -79,5 +87,7 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.method = method
         self.form = form
         self.tls = tls
+        self.onComplete = onComplete
+        self.onFail = onFail
     }
 }

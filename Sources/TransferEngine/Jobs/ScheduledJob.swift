@@ -11,6 +11,9 @@ final class ScheduledJob {
     var lastProgress = Timestamp.now
     /// `scheme://host:port`: what the per-host connection cap counts.
     let host: String
+    /// Bytes per second over the last tick while running (batch totals add them up).
+    var rate: Int64 = 0
+    var bytesAtLastTick: Int64?
 
     init(job: Job) {
         self.job = job
@@ -22,6 +25,8 @@ final class ScheduledJob {
 
     /// Forgets the transfer, keeping what it learned (total size, bytes) in the job.
     func detach() {
+        rate = 0
+        bytesAtLastTick = nil
         guard transfer != nil else { return }
         job = live
         // A download keeps its durable bytes; an upload starts its body again.

@@ -86,6 +86,7 @@ extension Scheduler {
                     if let response { try store.saveResponse(id, response) }
                     try store.finishAttempt(id, number: attempt, httpStatus: status, error: nil, bytes: received,
                                             metrics: metrics)
+                    try store.markBackupUploaded(id)
                 }
             }
         case .failed(let error):

@@ -13,6 +13,9 @@ extension Scheduler {
         case .wait: wait(request, connection: connection, reply: reply)
         case .stats: stats(reply: reply)
         case .resumeData: resumeData(request, reply: reply)
+        case .submit: submit(request.submission, connection: connection, reply: reply)
+        case .batchList: batchList(reply: reply)
+        case .batchShow: batchShow(request, reply: reply)
         case .limit: limit(request, reply: reply)
         case .events: streamEvents(request, connection: connection, reply: reply)
         }
@@ -38,19 +41,13 @@ extension Scheduler {
         } catch {
             return reply(.failure(error))
         }
-        let retries = new.retries ?? configuration.defaultRetries
-        let resume = new.resumeData.map {
-            ResumeState(partialPath: $0.partialPath, bytesDurable: $0.bytesReceived,
-                        validators: Validators(etag: $0.etag, lastModified: $0.lastModified), bytesTotal: $0.bytesTotal)
-        }
         let token = later(reply)
+        let retries = configuration.defaultRetries
         stored({ store in
-            // Uploads snapshot their files here, off the loop thread.
-            guard new.kind == .upload else { return try store.insert(new, maxRetries: retries, resume: resume) }
-            var upload = new
-            let plan = try UploadPlan.resolve(new)
-            upload.method = plan.method
-            return try store.insert(upload, maxRetries: retries, resume: nil, upload: plan.spec, bytesTotal: plan.length)
+            if let batch = new.batch, try store.batchRecord(batch) == nil {
+                throw ControlError(.unknownBatch, "no batch \(batch) (create one with 'transferctl batch create NAME')")
+            }
+            return try store.queue(new, defaultRetries: retries)
         }) { scheduler, result in
             switch result {
             case .success(let job):
@@ -58,15 +55,7 @@ extension Scheduler {
                 if job.tls.insecure {
                     scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.displayURL) (--insecure)")
                 }
-                let scheduled = ScheduledJob(job: job)
-                scheduler.jobs[job.id] = scheduled
-                scheduler.track(scheduled, from: nil)
-                var event = TransferEvent(.jobCreated, job: job.id)
-                event.state = job.state
-                event.bytesDone = job.bytesDone
-                event.bytesTotal = job.bytesTotal
-                event.reason = "\(job.kind.rawValue) \(job.displayURL)"
-                scheduler.events.publish(event)
+                scheduler.adopt(job)
                 scheduler.respond(token, ControlResponse(job: job))
                 scheduler.startNext()
             case .failure(let error as ControlError):
@@ -82,7 +71,8 @@ extension Scheduler {
         let state = request.state
         let batch = request.batch
         let limit = request.limit ?? 1000
-        stored({ store in try store.jobs(state: state, batch: batch, limit: limit) }) { scheduler, result in
+        let before = request.before
+        stored({ store in try store.jobs(state: state, batch: batch, before: before, limit: limit) }) { scheduler, result in
             switch result {
             case .success(let jobs):
                 scheduler.respond(token, ControlResponse(jobs: jobs.map { scheduler.jobs[$0.id]?.live ?? $0 }))
@@ -95,11 +85,13 @@ extension Scheduler {
     private func show(_ request: ControlRequest, reply: @escaping Reply) {
         guard let id = request.ids?.first else { return reply(.failure(ControlError(.badRequest, "show needs a job id"))) }
         let token = later(reply)
-        stored({ store in try store.job(id).map { ($0, try store.attempts(id), try store.response(id)) } }) { scheduler, result in
+        stored({ store in
+            try store.job(id).map { ($0, try store.attempts(id), try store.response(id), try store.hookRuns(job: id)) }
+        }) { scheduler, result in
             switch result {
-            case .success(.some(let (job, attempts, response))):
+            case .success(.some(let (job, attempts, response, hookRuns))):
                 scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job, attempts: attempts,
-                                                         response: response))
+                                                         response: response, hookRuns: hookRuns))
             case .success(.none):
                 scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(id)")))
             case .failure(let error):
@@ -285,37 +277,64 @@ extension Scheduler {
     // MARK: wait
 
     private func wait(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+        if let batch = request.batch {
+            // Every job of the batch, ended ones too: the exit status says whether all completed.
+            let token = later(reply)
+            return stored({ store in
+                guard try store.batchRecord(batch) != nil else { throw ControlError(.unknownBatch, "no batch \(batch)") }
+                return try store.jobs(batch: batch, limit: Int.max)
+            }) { scheduler, result in
+                guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
+                switch result {
+                case .success(let jobs):
+                    scheduler.wait(for: jobs.map(\.id), loaded: jobs.map { ($0.id, $0) }, connection: connection, reply: reply)
+                case .failure(let error as ControlError):
+                    reply(.failure(error))
+                case .failure(let error):
+                    reply(.failure(ControlError(.internal, "cannot read batch \(batch): \(error)")))
+                }
+            }
+        }
         let ids: [JobID]
-        if request.all == true || request.batch != nil {
-            ids = jobs.values.filter { request.batch == nil || $0.job.batch == request.batch }.map(\.id)
+        if request.all == true {
+            ids = jobs.values.map(\.id)
         } else {
             guard let named = request.ids, !named.isEmpty else {
-                return reply(.failure(ControlError(.badRequest, "wait needs job ids or --all")))
+                return reply(.failure(ControlError(.badRequest, "wait needs job ids, --batch or --all")))
             }
             ids = named
         }
         let token = later(reply)
         let missing = ids.filter { jobs[$0] == nil }
         stored({ store in try missing.map { id in (id, try store.job(id)) } }) { scheduler, result in
+            guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
             let loaded = (try? result.get()) ?? []
             if let unknown = loaded.first(where: { $0.1 == nil }) {
-                return scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(unknown.0)")))
+                return reply(.failure(ControlError(.unknownJob, "no job \(unknown.0)")))
             }
-            var waiter = Waiter(connection: connection, token: token, remaining: Set(ids), ended: [])
-            for case let (id, job?) in loaded where job.state.hasEnded && scheduler.jobs[id] == nil {
-                waiter.remaining.remove(id)
-                waiter.ended.append(job)
-            }
-            if waiter.remaining.isEmpty {
-                scheduler.respond(token, ControlResponse(jobs: waiter.ended))
-            } else {
-                scheduler.waiters.append(waiter)
-            }
+            scheduler.wait(for: ids, loaded: loaded, connection: connection, reply: reply)
+        }
+    }
+
+    /// Answers once every job of `ids` has ended; `loaded` are the jobs read from the store.
+    private func wait(for ids: [JobID], loaded: [(JobID, Job?)], connection: Int, reply: @escaping Reply) {
+        let token = later(reply)
+        var waiter = Waiter(connection: connection, token: token, remaining: Set(ids), ended: [])
+        for case let (id, job?) in loaded where job.state.hasEnded && jobs[id] == nil {
+            waiter.remaining.remove(id)
+            waiter.ended.append(job)
+        }
+        if waiter.remaining.isEmpty {
+            respond(token, ControlResponse(jobs: waiter.ended))
+        } else {
+            waiters.append(waiter)
         }
     }
 
     /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
     func jobEnded(_ job: Job) {
+        runHooks(of: job)
+        if let batch = job.batch, batchesEnding.remove(batch) != nil { batchEnded(batch) }
         // In place: a waiter of thousands of jobs must not be copied at every end.
         var index = waiters.startIndex
         while index < waiters.endIndex {
@@ -331,6 +350,7 @@ extension Scheduler {
 
     /// The client went away: forget what it was waiting for.
     public func connectionClosed(_ connection: Int) {
+        dropSubmissions(of: connection)
         events.unsubscribe(connection)
         for waiter in waiters where waiter.connection == connection { pendingReplies[waiter.token] = nil }
         waiters.removeAll { $0.connection == connection }

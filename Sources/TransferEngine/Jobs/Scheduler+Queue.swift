@@ -16,6 +16,31 @@ extension Scheduler {
         if new == .queued {
             runQueue.push(scheduled.id, priority: scheduled.job.priority, host: scheduled.host)
         }
+        if let batch = scheduled.job.batch {
+            let wasUnfinished = old.map { !$0.hasEnded } ?? false
+            if wasUnfinished, new.hasEnded {
+                let count = unfinishedByBatch[batch, default: 1] - 1
+                unfinishedByBatch[batch] = count > 0 ? count : nil
+                if count <= 0 { batchesEnding.insert(batch) }
+            } else if !wasUnfinished, !new.hasEnded {
+                unfinishedByBatch[batch, default: 0] += 1
+                batchesEnding.remove(batch)
+            }
+        }
+    }
+
+    /// Takes a newly queued job into memory and announces it.
+    func adopt(_ job: Job) {
+        let scheduled = ScheduledJob(job: job)
+        jobs[job.id] = scheduled
+        track(scheduled, from: nil)
+        var event = TransferEvent(.jobCreated, job: job.id)
+        event.state = job.state
+        event.bytesDone = job.bytesDone
+        event.bytesTotal = job.bytesTotal
+        event.batch = job.batch
+        event.reason = "\(job.kind.rawValue) \(job.displayURL)"
+        events.publish(event)
     }
 
     var runningCount: Int { running.count }

@@ -56,6 +56,14 @@ public final class Scheduler {
     var runQueue = RunQueue()
     /// Low-priority jobs giving their slot to a high one.
     var preempting: Set<JobID> = []
+    /// Unfinished jobs in memory per batch, and the batches whose last one just ended.
+    var unfinishedByBatch: [Int64: Int] = [:]
+    var batchesEnding: Set<Int64> = []
+    /// Manifest chunks received so far, by connection and token.
+    var submissions: [String: [ManifestEntry]] = [:]
+    /// Completion hooks waiting for one of the `maxHooks` runners.
+    var pendingHooks: [PendingHook] = []
+    var hooksRunning = 0
     private var transfersByEasy: [ObjectIdentifier: JobID] = [:]
     /// Unreachable hosts being probed, by `scheme://host:port`, and the probes in the engine.
     var probes: [String: HostProbe] = [:]
@@ -229,7 +237,10 @@ public final class Scheduler {
         abortStalledTransfers()
         var received: Int64 = 0
         var sent: Int64 = 0
-        for scheduled in jobs.values {
+        for scheduled in running.values {
+            let bytes = scheduled.live.bytesDone
+            scheduled.rate = max(0, bytes - (scheduled.bytesAtLastTick ?? bytes))
+            scheduled.bytesAtLastTick = bytes
             if let download = scheduled.transfer as? DownloadTransfer {
                 received += download.received
                 if download.needsCheckpoint { checkpoint(download) }

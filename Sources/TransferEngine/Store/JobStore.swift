@@ -4,7 +4,7 @@ import FoundationEssentials
 /// (WAL, synchronous=FULL so an acknowledged change survives power loss).
 /// Thread: one at a time; the daemon confines it to `StoreQueue`.
 public final class JobStore {
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     public let path: String
 
     public init(path: String) throws {
@@ -22,13 +22,14 @@ public final class JobStore {
 
     // MARK: Jobs
 
-    private static let jobColumns = """
+    static let jobColumns = """
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
-        error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls
+        error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
+        on_complete, on_fail
         """
 
-    private static func job(_ row: inout SQLiteRow) -> Job {
+    static func job(_ row: inout SQLiteRow) -> Job {
         let id = JobID(rawValue: row.int64())
         let kind = JobKind(rawValue: row.text()) ?? .download
         let state = JobState(rawValue: row.text()) ?? .failed
@@ -63,12 +64,15 @@ public final class JobStore {
                    nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
                    finishedAt: finishedAt, method: method, upload: upload)
         job.tls = tls ?? TLSOptions()
+        job.key = row.optionalText()
+        job.onComplete = row.optionalText()
+        job.onFail = row.optionalText()
         return job
     }
 
     /// Queues a new job (with its resume state, when it continues earlier bytes).
     public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
-                       bytesTotal: Int64? = nil, now: Timestamp = .now) throws -> Job {
+                       bytesTotal: Int64? = nil, key: String? = nil, now: Timestamp = .now) throws -> Job {
         let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
         let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
@@ -76,14 +80,14 @@ public final class JobStore {
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                                  method, upload, tls)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  method, upload, tls, job_key, on_complete, on_fail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
                 new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
-                upload == nil ? String?.none : new.method, uploadJSON, tlsJSON)
+                upload == nil ? String?.none : new.method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }
@@ -95,13 +99,13 @@ public final class JobStore {
         try connection.query("SELECT \(Self.jobColumns) FROM jobs WHERE id = ?", [id.rawValue], Self.job).first
     }
 
-    /// Jobs newest first, optionally in one state or batch.
-    public func jobs(state: JobState? = nil, batch: Int64? = nil, limit: Int = 1000) throws -> [Job] {
+    /// Jobs newest first, optionally in one state or batch; `before` pages on (ids below it).
+    public func jobs(state: JobState? = nil, batch: Int64? = nil, before: JobID? = nil, limit: Int = 1000) throws -> [Job] {
         try connection.query("""
             SELECT \(Self.jobColumns) FROM jobs
-            WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR batch_id = ?2)
+            WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR batch_id = ?2) AND id < ?4
             ORDER BY id DESC LIMIT ?3
-            """, [state?.rawValue, batch, limit], Self.job)
+            """, [state?.rawValue, batch, limit, before?.rawValue ?? Int64.max], Self.job)
     }
 
     /// Every job that may still move: what the scheduler loads at start.

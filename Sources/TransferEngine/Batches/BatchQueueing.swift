@@ -1,0 +1,92 @@
+/// Turns a whole manifest into rows, inside one store transaction: the batch, every job that is
+/// not already there (by key) or unchanged (backups), and the backup records. Any bad line
+/// throws, naming its line, and the caller's transaction leaves nothing behind.
+/// Thread: the store's queue.
+enum BatchQueueing {
+    struct Outcome: Sendable {
+        var batch: BatchRecord
+        var created: Bool
+        var jobs: [Job]
+        var skipped: Int
+    }
+
+    static func queue(_ submission: BatchSubmission, defaultRetries: Int, in store: JobStore) throws -> Outcome {
+        let (batch, created) = try resolveBatch(submission, in: store)
+        let existingKeys = try store.keys(inBatch: batch.id)
+        var seenKeys: [String: Int] = [:]
+        var seenOutputs: [String: Int] = [:]
+        var jobs: [Job] = []
+        var skipped = 0
+        jobs.reserveCapacity(submission.entries.count)
+        for entry in submission.entries {
+            do {
+                if let key = entry.key {
+                    if let first = seenKeys.updateValue(entry.line, forKey: key) {
+                        throw ControlError(.invalidArgument, "key '\(key)' repeats line \(first)")
+                    }
+                    if existingKeys.contains(key) {
+                        skipped += 1
+                        continue
+                    }
+                }
+                var new = entry.job
+                new.batch = batch.id
+                try JobValidation.validate(new)
+                if new.kind == .download, let path = new.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {
+                    throw ControlError(.invalidArgument, "\(path) is also the output of line \(first)")
+                }
+                var backupSource: SourceFile?
+                if let target = submission.backup, let relativePath = entry.relativePath {
+                    let source = try snapshot(of: new)
+                    if try unchanged(source, sha256: entry.sha256, checksum: submission.checksum,
+                                     record: store.backupFile(target, relativePath)) {
+                        skipped += 1
+                        continue
+                    }
+                    backupSource = source
+                }
+                let job = try store.queue(new, defaultRetries: defaultRetries, key: entry.key)
+                if let target = submission.backup, let relativePath = entry.relativePath, let backupSource {
+                    try store.recordBackupFile(target, relativePath, source: backupSource, sha256: entry.sha256, job: job.id)
+                }
+                jobs.append(job)
+            } catch let error as ControlError {
+                // A backup's entries are files, a manifest's are lines.
+                let place = entry.relativePath ?? "line \(entry.line)"
+                throw ControlError(error.code, "\(place): \(error.message)")
+            }
+        }
+        return Outcome(batch: batch, created: created, jobs: jobs, skipped: skipped)
+    }
+
+    private static func resolveBatch(_ submission: BatchSubmission, in store: JobStore) throws -> (BatchRecord, Bool) {
+        if let id = submission.batch {
+            guard let batch = try store.batchRecord(id) else { throw ControlError(.unknownBatch, "no batch \(id)") }
+            return (batch, false)
+        }
+        let name = submission.name ?? "batch"
+        if submission.reuse, let batch = try store.newestBatch(named: name) { return (batch, false) }
+        return (try store.createBatch(name: name, onComplete: submission.onComplete, onFail: submission.onFail,
+                                      backup: submission.backup), true)
+    }
+
+    /// The file a backup entry uploads, as it is now.
+    private static func snapshot(of job: NewJob) throws(ControlError) -> SourceFile {
+        let path = job.path ?? job.form?.compactMap(\.file).first ?? ""
+        switch SourceFile.snapshot(path) {
+        case .success(let source): return source
+        case .failure(let error): throw ControlError(.invalidArgument, error.message)
+        }
+    }
+
+    /// A file is skipped when the same version already completed, or is queued and not ended.
+    private static func unchanged(_ source: SourceFile, sha256: String?, checksum: Bool,
+                                  record: JobStore.BackupFileRecord?) -> Bool {
+        guard let record else { return false }
+        let same = checksum
+            ? record.sha256 != nil && record.sha256 == sha256
+            : record.size == source.size && record.modified == source.modified
+        guard same else { return false }
+        return record.done || record.jobState.map { !$0.hasEnded } ?? false
+    }
+}

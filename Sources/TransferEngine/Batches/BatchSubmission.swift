@@ -1,0 +1,70 @@
+/// One request of `batch submit` (or `backup`): a chunk of manifest entries. A manifest is sent
+/// in chunks under one token on one connection; the daemon keeps them until the `final` one and
+/// then queues all of it in one transaction, or none of it.
+public struct BatchSubmission: Codable, Equatable, Sendable {
+    /// Chosen by the client; chunks with the same token on the same connection belong together.
+    public var token: String
+    public var final: Bool
+    /// Add to this existing batch (its keys are not queued again).
+    public var batch: Int64?
+    /// The new batch's name; with `reuse`, the newest batch of that name is used when there is one.
+    public var name: String?
+    public var reuse: Bool
+    public var onComplete: String?
+    public var onFail: String?
+    public var backup: BackupTarget?
+    /// `backup --checksum`: a file is unchanged when its sha256 is, whatever its mtime.
+    public var checksum: Bool
+    public var entries: [ManifestEntry]
+
+    public init(token: String, final: Bool, batch: Int64? = nil, name: String? = nil, reuse: Bool = false,
+                onComplete: String? = nil, onFail: String? = nil, backup: BackupTarget? = nil, checksum: Bool = false,
+                entries: [ManifestEntry]) {
+        self.token = token
+        self.final = final
+        self.batch = batch
+        self.name = name
+        self.reuse = reuse
+        self.onComplete = onComplete
+        self.onFail = onFail
+        self.backup = backup
+        self.checksum = checksum
+        self.entries = entries
+    }
+}
+
+/// One job of a manifest, with the line it came from (for error messages).
+public struct ManifestEntry: Codable, Equatable, Sendable {
+    public var line: Int
+    /// Idempotency key: a key already in the batch is not queued again.
+    public var key: String?
+    public var job: NewJob
+    /// Backups: the file's path under the directory, and its sha256 with `--checksum`.
+    public var relativePath: String?
+    public var sha256: String?
+
+    public init(line: Int, key: String? = nil, job: NewJob, relativePath: String? = nil, sha256: String? = nil) {
+        self.line = line
+        self.key = key
+        self.job = job
+        self.relativePath = relativePath
+        self.sha256 = sha256
+    }
+}
+
+/// What a submission did.
+public struct SubmissionResult: Codable, Equatable, Sendable {
+    public var batch: Int64
+    public var name: String
+    /// Jobs queued now.
+    public var jobs: Int
+    /// Lines not queued: their key is already in the batch, or (backups) the file is unchanged.
+    public var skipped: Int
+
+    public init(batch: Int64, name: String, jobs: Int, skipped: Int) {
+        self.batch = batch
+        self.name = name
+        self.jobs = jobs
+        self.skipped = skipped
+    }
+}

@@ -1,0 +1,188 @@
+import FoundationEssentials
+
+/// A manifest of `batch submit`: JSON Lines, one job a line (SPEC.md, "Batches and manifests").
+/// Parsing checks every line before anything is sent, so a bad line is reported with its
+/// number and nothing of the manifest is queued. Relative paths are taken from the current
+/// directory. Thread: any.
+public enum Manifest {
+    public struct LineError: Error, Equatable, Sendable {
+        public var line: Int
+        public var message: String
+    }
+
+    /// The jobs of a manifest, in order; blank lines are skipped.
+    public static func parse(_ bytes: [UInt8]) throws(LineError) -> [ManifestEntry] {
+        let decoder = JSONDecoder()
+        var entries: [ManifestEntry] = []
+        var keys: [String: Int] = [:]
+        var number = 0
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            guard line.contains(where: { $0 != 32 && $0 != 9 && $0 != 13 }) else { continue }
+            let entry: ManifestEntry
+            do {
+                let parsed = try decoder.decode(ManifestLine.self, from: Data(line))
+                entry = ManifestEntry(line: number, key: parsed.key, job: try parsed.job())
+            } catch let error as LineError.Reason {
+                throw LineError(line: number, message: error.message)
+            } catch {
+                throw LineError(line: number, message: DecodingSummary.describe(error))
+            }
+            if let key = entry.key, let first = keys.updateValue(number, forKey: key) {
+                throw LineError(line: number, message: "key '\(key)' repeats line \(first)")
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+}
+
+extension Manifest.LineError {
+    /// What is wrong with a line that is valid JSON.
+    struct Reason: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+}
+
+/// One line as written: a `key` and exactly one of `download` and `upload`.
+private struct ManifestLine: Decodable {
+    var key: String?
+    var download: DownloadLine?
+    var upload: UploadLine?
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case key, download, upload }
+
+    init(from decoder: any Decoder) throws {
+        try StrictKeys.check(decoder, CodingKeys.self, in: "the line")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = try container.decodeIfPresent(String.self, forKey: .key)
+        download = try container.decodeIfPresent(DownloadLine.self, forKey: .download)
+        upload = try container.decodeIfPresent(UploadLine.self, forKey: .upload)
+    }
+
+    func job() throws -> NewJob {
+        switch (download, upload) {
+        case (let download?, nil): try download.job()
+        case (nil, let upload?): try upload.job()
+        default: throw Manifest.LineError.Reason("a line needs exactly one of \"download\" and \"upload\"")
+        }
+    }
+}
+
+/// What a download line and an upload line share.
+private struct CommonFields: Decodable {
+    var headers: [String]?
+    var limitRate: RateValue?
+    var priority: Priority?
+    var retry: Int?
+    var paused: Bool?
+    var onComplete: String?
+    var onFail: String?
+
+    static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail"]
+}
+
+private struct DownloadLine: Decodable {
+    var url: String
+    var output: String
+    var sha256: String?
+    var overwrite: Bool?
+    var common: CommonFields
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case url, output, sha256, overwrite }
+
+    init(from decoder: any Decoder) throws {
+        try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "download")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(String.self, forKey: .url)
+        output = try container.decode(String.self, forKey: .output)
+        sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
+        overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite)
+        common = try CommonFields(from: decoder)
+    }
+
+    func job() throws -> NewJob {
+        NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
+               sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
+               limit: common.limitRate?.bytesPerSecond, retries: common.retry, paused: common.paused ?? false,
+               onComplete: common.onComplete, onFail: common.onFail)
+    }
+}
+
+private struct UploadLine: Decodable {
+    var url: String
+    var form: [String]?
+    var file: String?
+    var method: String?
+    var common: CommonFields
+
+    private enum CodingKeys: String, CodingKey, CaseIterable { case url, form, file, method }
+
+    init(from decoder: any Decoder) throws {
+        try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "upload")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(String.self, forKey: .url)
+        form = try container.decodeIfPresent([String].self, forKey: .form)
+        file = try container.decodeIfPresent(String.self, forKey: .file)
+        method = try container.decodeIfPresent(String.self, forKey: .method)
+        common = try CommonFields(from: decoder)
+    }
+
+    func job() throws -> NewJob {
+        guard (form?.isEmpty ?? true) != (file == nil) else {
+            throw Manifest.LineError.Reason("an upload needs \"form\" or \"file\", not both and not neither")
+        }
+        var fields: [FormField] = []
+        for text in form ?? [] {
+            do {
+                var field = try FormField.parse(text)
+                field.file = field.file.map(StatePaths.absolute)
+                fields.append(field)
+            } catch {
+                throw Manifest.LineError.Reason(error.message)
+            }
+        }
+        return NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
+                      priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
+                      retries: common.retry, paused: common.paused ?? false, method: method?.uppercased(),
+                      form: fields.isEmpty ? nil : fields, onComplete: common.onComplete, onFail: common.onFail)
+    }
+}
+
+/// A rate as a number of bytes per second or a string such as "512K".
+private struct RateValue: Decodable {
+    var bytesPerSecond: Int64?
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) {
+            bytesPerSecond = number > 0 ? number : nil
+            return
+        }
+        do {
+            bytesPerSecond = try Rate.parse(try container.decode(String.self))
+        } catch let error as Rate.ParseError {
+            throw Manifest.LineError.Reason("limitRate: \(error.message)")
+        }
+    }
+}
+
+/// Refuses fields nobody reads (a misspelt "sha265" must not be ignored silently).
+private enum StrictKeys {
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    static func check<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type,
+                                                       plus extra: Set<String> = [], in object: String) throws {
+        let known = Set(Keys.allCases.map(\.stringValue)).union(extra)
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            throw Manifest.LineError.Reason("unknown field '\(unknown.stringValue)' in \(object)")
+        }
+    }
+}

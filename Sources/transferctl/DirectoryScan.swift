@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TransferEngine
+
+/// The regular files under a directory, for `backup`: relative paths in sorted order.
+/// Symlinks are skipped unless followed; a directory reached twice (a link loop) is walked once.
+struct DirectoryScan {
+    var followSymlinks: Bool
+    private var visited: Set<[UInt64]> = []
+
+    init(followSymlinks: Bool) { self.followSymlinks = followSymlinks }
+
+    mutating func files(under root: String) throws -> [String] {
+        var info = stat()
+        guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw UsageError("\(root) is not a directory")
+        }
+        var result: [String] = []
+        try walk(root, relative: "", into: &result)
+        return result
+    }
+
+    private mutating func walk(_ directory: String, relative: String, into result: inout [String]) throws {
+        var info = stat()
+        guard stat(directory, &info) == 0, visited.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted else { return }
+        guard let handle = opendir(directory) else {
+            throw UsageError("cannot read \(directory): \(String(cString: strerror(errno)))")
+        }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        closedir(handle)
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            let relativePath = relative.isEmpty ? name : relative + "/" + name
+            var entry = stat()
+            guard lstat(path, &entry) == 0 else { continue }
+            if (entry.st_mode & S_IFMT) == S_IFLNK {
+                guard followSymlinks, stat(path, &entry) == 0 else { continue }
+            }
+            switch entry.st_mode & S_IFMT {
+            case S_IFREG: result.append(relativePath)
+            case S_IFDIR: try walk(path, relative: relativePath, into: &result)
+            default: continue  // sockets, fifos, devices
+            }
+        }
+    }
+
+    /// A relative path with each segment percent-encoded (RFC 3986 unreserved characters kept).
+    static func encodeURLPath(_ relativePath: String) -> String {
+        relativePath.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            var encoded = ""
+            for byte in segment.utf8 {
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                     UInt8(ascii: "~"):
+                    encoded.unicodeScalars.append(Unicode.Scalar(byte))
+                default:
+                    encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                }
+            }
+            return encoded
+        }.joined(separator: "/")
+    }
+
+    /// The sha256 of a file, read in 1 MiB chunks.
+    static func sha256(of path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var hash = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw UsageError("cannot read \(path): \(String(cString: strerror(errno)))") }
+            if count == 0 { return hash.finalizeHex() }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
