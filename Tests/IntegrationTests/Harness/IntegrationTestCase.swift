@@ -7,6 +7,8 @@ import XCTest
 class IntegrationTestCase: XCTestCase {
     /// Rate of nginx's `/slow/` locations; subclasses override to change pace.
     class var slowRate: String { "512k" }
+    /// Extra `transferd` options for the daemon every test starts with.
+    class var daemonArguments: [String] { [] }
 
     private(set) var workDir: URL!
     private(set) var binaries: Binaries!
@@ -30,7 +32,8 @@ class IntegrationTestCase: XCTestCase {
         let stateDir = workDir.appendingPathComponent("state")
         cli = try CLI(binaries: binaries, stateDir: stateDir, scratch: workDir.appendingPathComponent("cli"))
         daemon = Daemon(binaries: binaries, stateDir: stateDir,
-                        logURL: workDir.appendingPathComponent("transferd.log"), cli: cli)
+                        logURL: workDir.appendingPathComponent("transferd.log"), cli: cli,
+                        extraArguments: Self.daemonArguments)
         try daemon.start()
     }
 

@@ -26,6 +26,7 @@ struct AccessLogEntry {
 /// - `/slow/`          `limit_rate <slowRate>`
 /// - `/slow-norange/`  both of the above, so a no-Range transfer lasts long enough to pause
 /// - `/status/404`, `/status/500`
+/// - `/dav/`           WebDAV `PUT` into its own directory (`davRoot`), creating directories
 final class NginxServer {
     enum Location: String {
         case files, norange, slow
@@ -39,6 +40,8 @@ final class NginxServer {
     let accessLog: URL
     let errorLog: URL
     let slowRate: String
+    /// Where `PUT /dav/REL/PATH` stores its body (as `davRoot/REL/PATH`).
+    let davRoot: URL
     private(set) var port: UInt16 = 0
     private var child: ChildProcess?
 
@@ -48,8 +51,9 @@ final class NginxServer {
         accessLog = directory.appendingPathComponent("access.log")
         errorLog = directory.appendingPathComponent("error.log")
         self.slowRate = slowRate
+        davRoot = directory.appendingPathComponent("dav")
         let fm = FileManager.default
-        for dir in [docroot, directory.appendingPathComponent("temp"), directory.appendingPathComponent("logs")] {
+        for dir in [docroot, davRoot, directory.appendingPathComponent("temp"), directory.appendingPathComponent("logs")] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         }
     }
@@ -133,6 +137,13 @@ final class NginxServer {
                 location /norange/ { alias \(root); max_ranges 0; }
                 location /slow/ { alias \(root); limit_rate \(slowRate); }
                 location /slow-norange/ { alias \(root); limit_rate \(slowRate); max_ranges 0; }
+                location /dav/ {
+                    alias \(davRoot.path)/;
+                    dav_methods PUT;
+                    create_full_put_path on;
+                    dav_access user:rw group:r all:r;
+                    client_max_body_size 0;
+                }
                 location = /status/404 { return 404; }
                 location = /status/500 { return 500; }
             }
