@@ -3,10 +3,11 @@ import TransferEngine
 /// `transferctl list [--state S] [--batch B]`: jobs, newest first.
 struct ListCommand: Subcommand {
     static let help = """
-        usage: transferctl list [--state STATE] [--batch B] [--limit N]
+        usage: transferctl list [--state STATE] [--batch B] [--limit N] [--before ID]
 
-        Lists jobs, newest first. STATE is queued, running, paused, waiting, completed,
-        failed or cancelled.
+        Lists jobs, newest first (at most N, default 1000). STATE is queued, running,
+        paused, waiting, completed, failed or cancelled. --before ID lists the jobs older
+        than ID: the next page after a page that ended at ID.
 
         examples:
           transferctl list
@@ -31,6 +32,10 @@ struct ListCommand: Subcommand {
             guard let limit = Int(text), limit > 0 else { throw UsageError("--limit needs a positive number") }
             request.limit = limit
         }
+        if let text = try arguments.option("--before") {
+            guard let id = JobID(text) else { throw UsageError("--before needs a job id, got '\(text)'") }
+            request.before = id
+        }
         _ = try arguments.positionals().first.map { throw UsageError("list takes no argument '\($0)'") }
         return ListCommand(request: request)
     }
@@ -41,6 +46,9 @@ struct ListCommand: Subcommand {
             context.printJSON(jobs)
         } else {
             FileHandle.standardOutput.write(JobFormatter.table(jobs))
+            if let last = jobs.last, jobs.count == request.limit ?? 1000 {
+                FileHandle.standardError.write("more: transferctl list --before \(last.id)\n")
+            }
         }
         return .success
     }
