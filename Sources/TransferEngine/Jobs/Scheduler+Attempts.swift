@@ -183,7 +183,7 @@ extension Scheduler {
         let received = transfer?.received ?? 0
         let store = store
         let inbox = inbox!
-        DispatchQueue.global().async {
+        finishing.async {
             let result = Result<Void, any Error> {
                 try file.sync()
                 if let expected {

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Completion hooks (`--on-complete`, `--on-fail`): run off the loop thread, a few at a time,
 /// each with a timeout; how each ended is recorded and published.
 extension Scheduler {
@@ -70,7 +68,7 @@ extension Scheduler {
             hooksRunning += 1
             let inbox = inbox!
             let started = Timestamp.now
-            DispatchQueue.global().async {
+            hookThreads.async {
                 let result = HookRunner.run(hook.command)
                 inbox.post { $0.hookFinished(hook, started: started, result) }
             }

@@ -27,6 +27,10 @@ public final class Scheduler {
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
+    /// Finishing downloads: many at once, each blocking on fsyncs.
+    let finishing = SyncPool()
+    /// Completion hooks: each blocks a thread while its command runs.
+    let hookThreads = SyncPool(width: Scheduler.maxHooks)
     let multi: CurlMulti
     let loop: UVLoop
     let logger: Logger
