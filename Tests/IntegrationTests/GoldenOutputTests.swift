@@ -6,7 +6,7 @@ import XCTest
 /// and review the diff.
 final class GoldenOutputTests: IntegrationTestCase {
     static let commands = ["download", "upload", "list", "show", "pause", "resume", "cancel", "retry", "wait",
-                           "resume-data", "stats", "limit", "events", "watch"]
+                           "resume-data", "stats", "limit", "events", "watch", "batch", "backup"]
 
     func testHelpTexts() throws {
         try compare(cli.run(["--help"]), golden: "help")

@@ -134,8 +134,9 @@ public final class Scheduler {
         event.from = scheduled.job.state
         event.reason = "attempt \(scheduled.job.attempts + 1)"
         let started = event
+        let old = scheduled.job.state
         scheduled.job.state = .running
-        track(scheduled, from: .queued)
+        track(scheduled, from: old)
         scheduled.job.stateReason = nil
         scheduled.job.error = nil
         scheduled.job.attempts += 1
