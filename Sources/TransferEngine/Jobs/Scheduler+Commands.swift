@@ -152,14 +152,19 @@ extension Scheduler {
         if request.all == true || request.batch != nil {
             let batch = request.batch
             let inMemory = jobs.values.filter { batch == nil || $0.job.batch == batch }
-            guard command == .retry || command == .cancel else {
+            guard command == .retry || command == .cancel || batch != nil else {
                 let targets = inMemory.filter { Self.acceptsBulk(command, $0.job.state) }.sorted { $0.id < $1.id }
                 return apply(command, to: targets.map { .success($0) }, reply: reply)
             }
-            // Failed jobs have left memory: find them in the store.
+            // Failed jobs have left memory: find them in the store (and check that the batch exists).
+            let findFailed = command == .retry || command == .cancel
             let token = later(reply)
-            stored({ store in try store.jobs(state: .failed, batch: batch, limit: Int.max) }) { scheduler, result in
+            stored({ store in
+                if let batch, try store.batchRecord(batch) == nil { throw ControlError(.unknownBatch, "no batch \(batch)") }
+                return findFailed ? try store.jobs(state: .failed, batch: batch, limit: Int.max) : []
+            }) { scheduler, result in
                 guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
+                if case .failure(let error as ControlError) = result { return reply(.failure(error)) }
                 let failed = ((try? result.get()) ?? []).filter { scheduler.jobs[$0.id] == nil }.map(ScheduledJob.init)
                 let targets = (scheduler.jobs.values.filter { batch == nil || $0.job.batch == batch } + failed)
                     .filter { Self.acceptsBulk(command, $0.job.state) }
