@@ -314,7 +314,22 @@ final class BatchTests: IntegrationTestCase {
         XCTAssertEqual(submit.exitCode, 1, submit.summary)
         let wait = cli.run(["wait", "--batch", "999", "--timeout", "5"])
         XCTAssertEqual(wait.exitCode, 1, "wait --batch 999 (unknown_batch): \(wait.summary)")
+        for verb in ["pause", "resume", "cancel", "retry"] {
+            let result = cli.run([verb, "--batch", "999"])
+            XCTAssertEqual(result.exitCode, 1, "\(verb) --batch 999 (unknown_batch): \(result.summary)")
+            assertOneLineMessage(result.stderr, "\(verb) --batch 999")
+        }
         try assertNothingQueued("unknown batch")
+    }
+
+    /// `transferctl --help` lists every command, the new ones included.
+    func testTopLevelHelpListsBatchAndBackup() throws {
+        let help = cli.run(["--help"])
+        XCTAssertEqual(help.exitCode, 0, help.summary)
+        let commands = help.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        for command in ["batch", "backup"] {
+            XCTAssertTrue(commands.contains { $0.hasPrefix(command + " ") }, "--help lists '\(command)':\n\(help.stdout)")
+        }
     }
 
     // MARK: list paging
