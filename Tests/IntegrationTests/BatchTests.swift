@@ -219,6 +219,78 @@ final class BatchTests: IntegrationTestCase {
         return batch
     }
 
+    /// Runs `transferctl --state-dir DIR ARGS...` through /bin/sh, in `directory`, with stdin from `input`.
+    private func shell(_ arguments: [String], stdin input: URL? = nil, in directory: URL? = nil) -> CommandResult {
+        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        var script = ([cli.binaries.transferctl.path, "--state-dir", cli.stateDir.path] + arguments).map(quote).joined(separator: " ")
+        if let input { script += " < " + quote(input.path) }
+        if let directory { script = "cd \(quote(directory.path)) && " + script }
+        return cli.runner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script], timeout: 60)
+    }
+
+    func testManifestFromStdinAndRelativeOutputs() throws {
+        let sha = try makeSource("in.bin", size: 20 * KiB)
+        // Relative outputs are taken from the directory transferctl runs in.
+        let lines = [manifestLine(key: "rel", download: ["url": nginx.url(.files, "in.bin"), "output": "rel.bin"])]
+        let manifest = try cli.writeManifest(lines, to: manifestURL())
+        let result = shell(["batch", "submit", "-"], stdin: manifest, in: downloads)
+        XCTAssertEqual(result.exitCode, 0, result.summary)
+        let batch = try XCTUnwrap(Int(result.trimmedStdout), result.summary)
+        XCTAssertEqual(try cli.batch(batch)["name"] as? String, "stdin")
+        XCTAssertEqual(cli.wait(batch: batch).exitCode, 0)
+        XCTAssertEqual(try cli.sha256(of: destination("rel.bin")), sha)
+        XCTAssertEqual(try cli.jobs(batch: batch).first?["path"] as? String, destination("rel.bin").path)
+
+        // A bad line read from stdin is reported as stdin:LINE.
+        let bad = try cli.writeManifest([lines[0].replacingOccurrences(of: "rel.bin", with: "other.bin"), "{"],
+                                        to: manifestURL("bad.jsonl"))
+        let refused = shell(["batch", "submit", "-"], stdin: bad, in: downloads)
+        XCTAssertEqual(refused.exitCode, 2, refused.summary)
+        XCTAssertTrue(refused.stderr.contains("stdin:2"), refused.summary)
+        XCTAssertEqual(try cli.jobs().count, 1)
+    }
+
+    /// A manifest larger than one control request (1 MiB) is sent in chunks; a daemon-side error
+    /// on its last line still leaves nothing behind, and the corrected manifest is queued whole.
+    func testLargeManifestIsAllOrNothingAcrossChunks() throws {
+        let count = 5000
+        let existing = destination("last.bin")
+        try Data("already here".utf8).write(to: existing)
+        let padding = "X-Padding: " + String(repeating: "p", count: 200)
+        var lines = (0..<count).map { i in
+            manifestLine(key: "k\(i)", download: ["url": nginx.url(.files, "never-\(i).bin"),
+                                                  "output": destination("out-\(i).bin").path,
+                                                  "paused": true, "headers": [padding]])
+        }
+        lines[count - 1] = manifestLine(key: "k\(count - 1)", download: ["url": nginx.url(.files, "never.bin"),
+                                                                         "output": existing.path, "paused": true])
+        let file = try cli.writeManifest(lines, to: manifestURL("large.jsonl"))
+        XCTAssertGreaterThan(Files.size(file) ?? 0, 1 << 20, "test setup: more than one request line")
+
+        let refused = cli.run(["batch", "submit", file.path], timeout: 60)
+        XCTAssertEqual(refused.exitCode, 2, refused.summary)
+        XCTAssertTrue(refused.stderr.contains("line \(count)") || refused.stderr.contains("\(file.path):\(count)"),
+                      refused.summary)
+        try assertNothingQueued("error on the last line of a chunked manifest")
+
+        lines[count - 1] = manifestLine(key: "k\(count - 1)", download: ["url": nginx.url(.files, "never.bin"),
+                                                                         "output": existing.path, "paused": true,
+                                                                         "overwrite": true])
+        try cli.writeManifest(lines, to: file)
+        let started = Date()
+        let result = try cli.submit(file)
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(jsonInt(result["jobs"]), count, "\(result)")
+        let batch = try batchID(result)
+        let shown = try cli.batch(batch)
+        XCTAssertEqual(shown.jobCount, count, shown.jsonText)
+        XCTAssertEqual(shown.jobCounts["paused"], count, shown.jsonText)
+        XCTAssertEqual(shown.state, "paused", shown.jsonText)
+        XCTAssertEqual(Set(try cli.jobs(batch: batch, limit: count + 10).compactMap { $0["key"] as? String }).count, count)
+        XCTAssertLessThan(elapsed, 15, "5,000 lines queued in \(elapsed) s")
+        XCTAssertEqual(cli.run(["cancel", "--batch", String(batch)], timeout: 60).exitCode, 0)
+    }
+
     // MARK: keys
 
     func testResubmittingTheSameManifestQueuesNothingNew() throws {
