@@ -204,6 +204,11 @@ final class BackupTests: IntegrationTestCase {
         let putsAtKill = nginx.davPuts().count
         try daemon.start()
 
+        // Running the backup again while it continues queues nothing twice.
+        let during = try cli.backup(tree, to: nginx.davURL("backup"))
+        XCTAssertEqual(jsonInt(during["jobs"]), 0, "a backup run during the resumed one: \(during)")
+        XCTAssertEqual(jsonInt(during["skipped"]), count, "\(during)")
+
         let waited = cli.wait(batch: batch, timeout: 40)
         XCTAssertEqual(waited.exitCode, 0, "wait --batch after restart: \(waited.summary)\n"
             + "batch: \((try? cli.batch(batch))?.jsonText ?? "?")")
