@@ -1,0 +1,423 @@
+import Foundation
+import Testing
+@testable import TransferEngine
+
+@Suite struct BatchQueueingTests {
+    let directory = TemporaryDirectory()
+
+    private func download(_ line: Int, key: String?, _ name: String, url: String? = nil) -> ManifestEntry {
+        ManifestEntry(line: line, key: key,
+                      job: NewJob(kind: .download, url: url ?? "http://127.0.0.1/\(name)", path: directory.file(name)))
+    }
+
+    private func submission(name: String? = "nightly", batch: Int64? = nil, reuse: Bool = false,
+                            backup: BackupTarget? = nil, _ entries: [ManifestEntry]) -> BatchSubmission {
+        BatchSubmission(token: "t", final: true, batch: batch, name: name, reuse: reuse, onComplete: "echo done",
+                        onFail: "echo failed", backup: backup, entries: entries)
+    }
+
+    private func queue(_ submission: BatchSubmission, in store: JobStore,
+                       defaultRetries: Int = 3) throws -> BatchQueueing.Outcome {
+        try store.transaction { try BatchQueueing.queue(submission, defaultRetries: defaultRetries, in: store) }
+    }
+
+    /// The ControlError a submission is refused with, after the caller's transaction rolled back.
+    private func refusal(_ submission: BatchSubmission, in store: JobStore) -> ControlError? {
+        do {
+            _ = try queue(submission, in: store)
+            return nil
+        } catch let error as ControlError {
+            return error
+        } catch {
+            Issue.record("not a ControlError: \(error)")
+            return nil
+        }
+    }
+
+    @Test func createsABatchWithItsJobs() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let outcome = try queue(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
+                                            download(4, key: nil, "c")]), in: store)
+        #expect(outcome.created)
+        #expect(outcome.skipped == 0)
+        #expect(outcome.batch.name == "nightly")
+        #expect(outcome.batch.onComplete == "echo done")
+        #expect(outcome.batch.onFail == "echo failed")
+        #expect(outcome.jobs.count == 3)
+        #expect(outcome.jobs.map(\.key) == ["a", "b", nil])
+        #expect(outcome.jobs.allSatisfy { $0.batch == outcome.batch.id && $0.state == .queued && $0.maxRetries == 3 })
+        #expect(try store.batchRecord(outcome.batch.id) == outcome.batch)
+        #expect(try store.keys(inBatch: outcome.batch.id) == ["a", "b"])
+        #expect(Set(try store.jobs(batch: outcome.batch.id).map(\.id)) == Set(outcome.jobs.map(\.id)))
+    }
+
+    @Test func aNamelessSubmissionIsCalledBatch() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let outcome = try queue(submission(name: nil, [download(1, key: nil, "a")]), in: store)
+        #expect(outcome.batch.name == "batch")
+    }
+
+    @Test func retriesComeFromTheEntryOrTheDefault() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        var explicit = download(2, key: nil, "b")
+        explicit.job.retries = 9
+        let outcome = try queue(submission([download(1, key: nil, "a"), explicit]), in: store, defaultRetries: 5)
+        #expect(outcome.jobs.map(\.maxRetries) == [5, 9])
+    }
+
+    @Test func addingToABatchSkipsTheKeysAlreadyThere() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let first = try queue(submission([download(1, key: "a", "a"), download(2, key: "b", "b")]), in: store)
+        // "a" again (even with a different output) is skipped; "c" and a keyless line are queued.
+        let second = try queue(submission(name: nil, batch: first.batch.id,
+                                          [download(1, key: "a", "other"), download(2, key: "c", "c"),
+                                           download(3, key: nil, "d")]), in: store)
+        #expect(!second.created)
+        #expect(second.batch == first.batch)
+        #expect(second.skipped == 1)
+        #expect(second.jobs.map(\.key) == ["c", nil])
+        #expect(try store.keys(inBatch: first.batch.id) == ["a", "b", "c"])
+        #expect(try store.jobs(batch: first.batch.id).count == 4)
+        #expect(try store.batchRecords().count == 1)
+    }
+
+    @Test func anUnknownBatchIsRefused() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let error = refusal(submission(batch: 99, [download(1, key: nil, "a")]), in: store)
+        #expect(error == ControlError(.unknownBatch, "no batch 99"))
+    }
+
+    @Test func aBadEntryNamesItsLineAndLeavesNothingBehind() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let error = try #require(refusal(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
+                                                     download(5, key: "c", "c", url: "ftp://127.0.0.1/c")]), in: store))
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.hasPrefix("line 5: "))
+        #expect(error.message.contains("ftp://127.0.0.1/c"))
+        #expect(try store.batchRecords().isEmpty)
+        #expect(try store.jobs().isEmpty)
+    }
+
+    @Test func aBadEntryInAnExistingBatchAddsNothingToIt() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let first = try queue(submission([download(1, key: "a", "a")]), in: store)
+        var relative = download(3, key: "r", "r")
+        relative.job.path = "relative/r"
+        let error = try #require(refusal(submission(batch: first.batch.id, [download(1, key: "b", "b"), relative]),
+                                         in: store))
+        #expect(error.message.hasPrefix("line 3: "))
+        #expect(try store.keys(inBatch: first.batch.id) == ["a"])
+        #expect(try store.jobs().count == 1)
+    }
+
+    @Test func aKeyRepeatedInOneSubmissionNamesTheFirstLine() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let error = refusal(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
+                                        download(3, key: "a", "c")]), in: store)
+        #expect(error == ControlError(.invalidArgument, "line 3: key 'a' repeats line 1"))
+        #expect(try store.jobs().isEmpty)
+    }
+
+    @Test func twoLinesWithOneOutputAreRefused() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let error = refusal(submission([download(1, key: "a", "same"), download(2, key: "b", "same")]), in: store)
+        #expect(error == ControlError(.invalidArgument, "line 2: \(directory.file("same")) is also the output of line 1"))
+        #expect(try store.batchRecords().isEmpty)
+    }
+
+    @Test func anUploadOfAMissingFileNamesItsLine() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let upload = ManifestEntry(line: 7, key: "u",
+                                   job: NewJob(kind: .upload, url: "http://127.0.0.1/up", path: directory.file("missing")))
+        let error = try #require(refusal(submission([download(1, key: "a", "a"), upload]), in: store))
+        #expect(error.message.hasPrefix("line 7: "))
+        #expect(try store.jobs().isEmpty)
+    }
+
+    @Test func reuseTakesTheNewestBatchWithThatName() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        _ = try store.createBatch(name: "x", onComplete: nil, onFail: nil, backup: nil)
+        _ = try store.createBatch(name: "y", onComplete: nil, onFail: nil, backup: nil)
+        let newest = try store.createBatch(name: "x", onComplete: nil, onFail: nil, backup: nil)
+        _ = try store.createBatch(name: "z", onComplete: nil, onFail: nil, backup: nil)
+        let outcome = try queue(submission(name: "x", reuse: true, [download(1, key: "a", "a")]), in: store)
+        #expect(!outcome.created)
+        #expect(outcome.batch == newest)
+        #expect(try store.keys(inBatch: newest.id) == ["a"])
+        #expect(try store.batchRecords().count == 4)
+    }
+
+    @Test func reuseCreatesTheBatchWhenNoneHasThatName() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        _ = try store.createBatch(name: "other", onComplete: nil, onFail: nil, backup: nil)
+        let outcome = try queue(submission(name: "x", reuse: true, [download(1, key: nil, "a")]), in: store)
+        #expect(outcome.created)
+        #expect(outcome.batch.name == "x")
+        #expect(try store.newestBatch(named: "x") == outcome.batch)
+    }
+
+    @Test func withoutReuseASameNamedBatchIsNew() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let old = try store.createBatch(name: "x", onComplete: nil, onFail: nil, backup: nil)
+        let outcome = try queue(submission(name: "x", [download(1, key: nil, "a")]), in: store)
+        #expect(outcome.created)
+        #expect(outcome.batch.id != old.id)
+        #expect(try store.newestBatch(named: "x")?.id == outcome.batch.id)
+    }
+
+    @Test func aBackupSkipsFilesItAlreadyQueuedUnchanged() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let source = directory.file("photo.jpg")
+        try Data("0123456789".utf8).write(to: URL(fileURLWithPath: source))
+        let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
+        func entry() -> ManifestEntry {
+            ManifestEntry(line: 1, key: nil, job: NewJob(kind: .upload, url: "http://127.0.0.1/backup/photo.jpg", path: source),
+                          relativePath: "photo.jpg")
+        }
+        let first = try queue(submission(name: "backup", backup: target, [entry()]), in: store)
+        #expect(first.jobs.count == 1)
+        #expect(first.batch.backup == target)
+        let record = try #require(try store.backupFile(target, "photo.jpg"))
+        #expect(record.size == 10)
+        #expect(!record.done)
+        #expect(record.jobState == .queued)
+
+        // Queued and unchanged: skipped.
+        let second = try queue(submission(name: "backup", backup: target, [entry()]), in: store)
+        #expect(second.jobs.isEmpty)
+        #expect(second.skipped == 1)
+
+        // Failed and not uploaded: queued again.
+        let job = try #require(first.jobs.first)
+        try store.setState(job.id, StateChange(.failed))
+        let third = try queue(submission(name: "backup", backup: target, [entry()]), in: store)
+        #expect(third.jobs.count == 1)
+        #expect(third.skipped == 0)
+        let uploaded = try #require(third.jobs.first)
+        #expect(try store.backupFile(target, "photo.jpg")?.jobState == .queued)
+
+        // Uploaded and unchanged: skipped.
+        try store.setState(uploaded.id, StateChange(.completed))
+        try store.markBackupUploaded(uploaded.id)
+        let fourth = try queue(submission(name: "backup", backup: target, [entry()]), in: store)
+        #expect(fourth.jobs.isEmpty)
+        #expect(fourth.skipped == 1)
+
+        // Changed (another size): queued again.
+        try Data("0123456789abc".utf8).write(to: URL(fileURLWithPath: source))
+        let fifth = try queue(submission(name: "backup", backup: target, [entry()]), in: store)
+        #expect(fifth.jobs.count == 1)
+        #expect(try store.backupFile(target, "photo.jpg")?.size == 13)
+    }
+
+    @Test func aChecksumBackupComparesDigestsNotSizes() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let source = directory.file("doc.txt")
+        try Data("first".utf8).write(to: URL(fileURLWithPath: source))
+        let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
+        func submit(sha256: String) throws -> BatchQueueing.Outcome {
+            let entry = ManifestEntry(line: 1, key: nil,
+                                      job: NewJob(kind: .upload, url: "http://127.0.0.1/backup/doc.txt", path: source),
+                                      relativePath: "doc.txt", sha256: sha256)
+            var submission = submission(name: "backup", backup: target, [entry])
+            submission.checksum = true
+            return try queue(submission, in: store)
+        }
+        let first = try submit(sha256: "aaa")
+        let job = try #require(first.jobs.first)
+        #expect(try store.backupFile(target, "doc.txt")?.sha256 == "aaa")
+        try store.setState(job.id, StateChange(.completed))
+        try store.markBackupUploaded(job.id)
+        // Another size, same digest: unchanged.
+        try Data("second!".utf8).write(to: URL(fileURLWithPath: source))
+        #expect(try submit(sha256: "aaa").skipped == 1)
+        // Another digest: queued.
+        #expect(try submit(sha256: "bbb").jobs.count == 1)
+    }
+
+    @Test func aBackupEntrysErrorNamesItsFileNotItsLine() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
+        let entry = ManifestEntry(line: 1, key: nil,
+                                  job: NewJob(kind: .upload, url: "http://127.0.0.1/backup/gone", path: directory.file("gone")),
+                                  relativePath: "sub/gone")
+        let error = try #require(refusal(submission(backup: target, [entry]), in: store))
+        #expect(error.message.hasPrefix("sub/gone: "))
+        #expect(try store.batchRecords().isEmpty)
+    }
+}
+
+@Suite struct JobStoreBatchesTests {
+    let directory = TemporaryDirectory()
+
+    private func insert(_ store: JobStore, _ name: String, batch: Int64?, key: String? = nil,
+                        total: Int64? = nil) throws -> Job {
+        var new = NewJob(kind: .download, url: "http://127.0.0.1/\(name)", path: directory.file(name))
+        new.batch = batch
+        return try store.insert(new, maxRetries: 0, resume: nil, bytesTotal: total, key: key)
+    }
+
+    @Test func createsAndFindsBatches() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let target = BackupTarget(directory: "/d", prefix: "http://h/p/")
+        let made = try store.createBatch(name: "n", onComplete: "c", onFail: "f", backup: target,
+                                         now: Timestamp(rawValue: 1234))
+        let plain = try store.createBatch(name: "n", onComplete: nil, onFail: nil, backup: nil)
+        #expect(try store.batchRecord(made.id) == made)
+        #expect(try store.batchRecord(made.id)?.createdAt == Timestamp(rawValue: 1234))
+        #expect(try store.batchRecord(plain.id)?.backup == nil)
+        #expect(try store.batchRecord(999) == nil)
+        #expect(try store.newestBatch(named: "n") == plain)
+        #expect(try store.newestBatch(named: "none") == nil)
+        #expect(try store.batchRecords() == [plain, made])
+        #expect(try store.batchRecords(limit: 1) == [plain])
+    }
+
+    @Test func batchTotalsCountByStateAndLeaveCancelledBytesOut() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
+        let other = try store.createBatch(name: "o", onComplete: nil, onFail: nil, backup: nil).id
+        let done = try insert(store, "done", batch: batch, total: 1000)
+        try store.setState(done.id, StateChange(.completed, bytesDone: 1000))
+        let moving = try insert(store, "moving", batch: batch, total: 500)
+        try store.setState(moving.id, StateChange(.running, bytesDone: 200))
+        // Cancelled with an unknown size: neither its bytes nor its unknown size count.
+        let dropped = try insert(store, "dropped", batch: batch, total: nil)
+        try store.setState(dropped.id, StateChange(.cancelled, bytesDone: 50))
+        let elsewhere = try insert(store, "elsewhere", batch: other, total: nil)
+        try store.setState(elsewhere.id, StateChange(.running, bytesDone: 77))
+        _ = try insert(store, "loose", batch: nil, total: nil)
+
+        let totals = try store.batchTotals(batch)
+        #expect(totals.counts == [.completed: 1, .running: 1, .cancelled: 1])
+        #expect(totals.bytesDone == 1200)
+        #expect(totals.bytesTotal == 1500)
+
+        _ = try insert(store, "unknown", batch: batch, total: nil)
+        let unknown = try store.batchTotals(batch)
+        #expect(unknown.counts == [.completed: 1, .running: 1, .cancelled: 1, .queued: 1])
+        #expect(unknown.bytesDone == 1200)
+        #expect(unknown.bytesTotal == nil)
+
+        let batchView = Batch(record: try #require(try store.batchRecord(batch)), counts: unknown.counts,
+                              bytesDone: unknown.bytesDone, bytesTotal: unknown.bytesTotal, rate: 10)
+        #expect(batchView.state == .running)
+        #expect(batchView.jobCount == 4)
+        #expect(batchView.etaSeconds == nil)
+    }
+
+    @Test func batchTotalsOfAnEmptyBatch() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
+        let totals = try store.batchTotals(batch)
+        #expect(totals.counts.isEmpty)
+        #expect(totals.bytesDone == 0)
+        #expect(totals.bytesTotal == 0)
+    }
+
+    @Test func aBatchOfOnlyCancelledJobsHasNoUnknownSize() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
+        let job = try insert(store, "a", batch: batch, total: nil)
+        try store.setState(job.id, StateChange(.cancelled))
+        let totals = try store.batchTotals(batch)
+        #expect(totals.counts == [.cancelled: 1])
+        #expect(totals.bytesTotal == 0)
+    }
+
+    @Test func keysAreThoseOfTheBatchOnly() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
+        let other = try store.createBatch(name: "o", onComplete: nil, onFail: nil, backup: nil).id
+        _ = try insert(store, "1", batch: batch, key: "x")
+        _ = try insert(store, "2", batch: batch, key: "y")
+        _ = try insert(store, "3", batch: batch, key: nil)
+        _ = try insert(store, "4", batch: other, key: "z")
+        // The same key in another batch is allowed.
+        _ = try insert(store, "5", batch: other, key: "x")
+        #expect(try store.keys(inBatch: batch) == ["x", "y"])
+        #expect(try store.keys(inBatch: other) == ["z", "x"])
+        #expect(try store.keys(inBatch: 999).isEmpty)
+        #expect(try store.job(try insert(store, "6", batch: batch, key: "w").id)?.key == "w")
+    }
+
+    @Test func aKeyIsUniqueWithinItsBatch() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
+        _ = try insert(store, "1", batch: batch, key: "x")
+        #expect(throws: (any Error).self) { _ = try insert(store, "2", batch: batch, key: "x") }
+        #expect(try store.jobs(batch: batch).count == 1)
+    }
+
+    @Test func backupFilesAreRecordedReplacedAndMarkedUploaded() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let target = BackupTarget(directory: "/data", prefix: "http://h/up/")
+        let elsewhere = BackupTarget(directory: "/data", prefix: "http://h/other/")
+        #expect(try store.backupFile(target, "a.txt") == nil)
+
+        let job = try insert(store, "a", batch: nil)
+        try store.recordBackupFile(target, "a.txt", source: SourceFile(path: "/data/a.txt", size: 10, modified: 123),
+                                   sha256: "abc", job: job.id)
+        let record = try #require(try store.backupFile(target, "a.txt"))
+        #expect(record.size == 10)
+        #expect(record.modified == 123)
+        #expect(record.sha256 == "abc")
+        #expect(!record.done)
+        #expect(record.jobState == .queued)
+        #expect(try store.backupFile(elsewhere, "a.txt") == nil)
+        #expect(try store.backupFile(target, "b.txt") == nil)
+
+        try store.markBackupUploaded(job.id)
+        #expect(try store.backupFile(target, "a.txt")?.done == true)
+
+        // A new version replaces the row and is not uploaded yet.
+        let next = try insert(store, "a2", batch: nil)
+        try store.setState(next.id, StateChange(.failed))
+        try store.recordBackupFile(target, "a.txt", source: SourceFile(path: "/data/a.txt", size: 20, modified: 456),
+                                   sha256: nil, job: next.id)
+        let replaced = try #require(try store.backupFile(target, "a.txt"))
+        #expect(replaced.size == 20)
+        #expect(replaced.modified == 456)
+        #expect(replaced.sha256 == nil)
+        #expect(!replaced.done)
+        #expect(replaced.jobState == .failed)
+
+        // Marking the old job does nothing to the new row.
+        try store.markBackupUploaded(job.id)
+        #expect(try store.backupFile(target, "a.txt")?.done == false)
+    }
+
+    @Test func aBackupFileWhoseJobIsGoneHasNoJobState() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let target = BackupTarget(directory: "/data", prefix: "http://h/up/")
+        try store.recordBackupFile(target, "x", source: SourceFile(path: "/data/x", size: 1, modified: 2), sha256: nil,
+                                   job: JobID(rawValue: 4242))
+        let record = try #require(try store.backupFile(target, "x"))
+        #expect(record.jobState == nil)
+    }
+
+    @Test func hookRunsOfAJobAndOfABatchAreKeptApart() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
+        let job = try insert(store, "a", batch: batch)
+        let other = try insert(store, "b", batch: batch)
+        let first = HookRun(job: job.id, batch: batch, event: "fail", command: "echo 1", startedAt: Timestamp(rawValue: 10),
+                            result: HookResult(exitStatus: 3, output: "out", durationMilliseconds: 12))
+        let second = HookRun(job: job.id, batch: batch, event: "complete", command: "echo 2",
+                             startedAt: Timestamp(rawValue: 20), result: HookResult(exitStatus: 0))
+        let ofOther = HookRun(job: other.id, batch: batch, event: "complete", command: "echo 3",
+                              startedAt: Timestamp(rawValue: 30), result: HookResult(signal: 9, timedOut: true))
+        let ofBatch = HookRun(job: nil, batch: batch, event: "complete", command: "echo batch",
+                              startedAt: Timestamp(rawValue: 40), result: HookResult(startError: "cannot run"))
+        let ofOtherBatch = HookRun(job: nil, batch: batch + 1, event: "fail", command: "echo x",
+                                   startedAt: Timestamp(rawValue: 50), result: HookResult(exitStatus: 1))
+        for run in [first, ofBatch, second, ofOther, ofOtherBatch] { try store.recordHookRun(run) }
+
+        #expect(try store.hookRuns(job: job.id) == [first, second])
+        #expect(try store.hookRuns(job: other.id) == [ofOther])
+        #expect(try store.hookRuns(batch: batch) == [ofBatch])
+        #expect(try store.hookRuns(batch: batch + 1) == [ofOtherBatch])
+        #expect(try store.hookRuns(job: JobID(rawValue: 999)).isEmpty)
+        #expect(try store.hookRuns(batch: 999).isEmpty)
+    }
+}
