@@ -250,3 +250,55 @@ final class BackupTests: IntegrationTestCase {
             + "\(repeated.count) paths sent twice")
     }
 }
+
+/// `backup --method POST -F k=v`: each file posted to the prefix as a form with the extra
+/// fields, a `path` field holding the relative path, and the file part `file`.
+final class PostBackupTests: UploadTestCase {
+    func testPostSendsOneFormPerFileWithItsRelativePath() throws {
+        let tree = sources!
+        let nested = try makeUploadFile("sub dir/é.bin", size: 7 * KiB)
+        let top = try makeUploadFile("top.txt", Data("hello\n".utf8))
+        let result = try cli.backup(tree, to: receiver.uploadURL(), ["--method", "POST", "-F", "owner=ops"])
+        let batch = try XCTUnwrap(jsonInt(result["batch"]), "\(result)")
+        XCTAssertEqual(jsonInt(result["jobs"]), 2, "\(result)")
+        let waited = cli.wait(batch: batch)
+        XCTAssertEqual(waited.exitCode, 0, waited.summary)
+
+        let uploads = try receiver.awaitUploads(count: 2)
+        XCTAssertEqual(uploads.count, 2, receiver.describeLog())
+        // Files are queued in sorted order of their relative paths.
+        let expected: [(relative: String, source: URL, filename: String)] = [
+            ("sub dir/é.bin", nested, "é.bin"), ("top.txt", top, "top.txt"),
+        ]
+        var byPath: [String: Int] = [:]
+        for (number, manifest) in uploads.enumerated() {
+            let parts = manifest["parts"] as? [[String: Any]] ?? []
+            if let path = parts.first(where: { $0["name"] as? String == "path" })?["value"] as? String {
+                byPath[path] = number + 1
+            }
+        }
+        XCTAssertEqual(Set(byPath.keys), Set(expected.map(\.relative)), receiver.describeLog())
+        for want in expected {
+            guard let number = byPath[want.relative], let manifest = receiver.manifest(number) else { continue }
+            let contentType = want.filename.hasSuffix(".txt") ? "text/plain" : "application/octet-stream"
+            try assertParts(manifest, upload: number, [
+                .field(name: "owner", value: "ops"),
+                .field(name: "path", value: want.relative),
+                .file(name: "file", source: want.source, filename: want.filename, contentType: contentType),
+            ])
+        }
+
+        // Unchanged: nothing is posted again.
+        let again = try cli.backup(tree, to: receiver.uploadURL(), ["--method", "POST", "-F", "owner=ops"])
+        XCTAssertEqual(jsonInt(again["jobs"]), 0, "\(again)")
+        XCTAssertEqual(receiver.uploads().count, 2)
+    }
+
+    func testPutRefusesFormFields() throws {
+        try makeUploadFile("a.bin", size: 1 * KiB)
+        let result = cli.run(["backup", sources.path, "--to", receiver.uploadURL(), "-F", "owner=ops"])
+        XCTAssertEqual(result.exitCode, 2, result.summary)
+        assertOneLineMessage(result.stderr, "-F with PUT")
+        XCTAssertEqual(try cli.batches().count, 0)
+    }
+}
