@@ -207,14 +207,23 @@ import Testing
     }
 
     @Test func aNegativeLimitRateNumberIsRefused() throws {
-        // The string "-5" is refused (Rate.parse), but the number -5 is taken as "unlimited".
-        withKnownIssue("a negative numeric limitRate is silently treated as unlimited") {
-            let error = try #require(failure(#"{"download":{"url":"http://h/a","output":"/a","limitRate":-5}}"#))
-            #expect(error.line == 1)
-            #expect(error.message.contains("limitRate"))
-        }
+        let error = try #require(failure(#"{"download":{"url":"http://h/a","output":"/a","limitRate":-5}}"#))
+        #expect(error.line == 1)
+        #expect(error.message.contains("limitRate"))
         let string = try #require(failure(#"{"download":{"url":"http://h/a","output":"/a","limitRate":"-5"}}"#))
         #expect(string.message.hasPrefix("limitRate: "))
+    }
+
+    @Test func anOutputThatIsNotAFileIsRefused() throws {
+        for output in ["", "dir/"] {
+            let error = try #require(failure(#"{"download":{"url":"http://h/a","output":"\#(output)"}}"#))
+            #expect(error.message.contains("must name a file"))
+        }
+    }
+
+    @Test func anEmptyKeyIsRefused() throws {
+        let error = try #require(failure(#"{"key":"","download":{"url":"http://h/a","output":"/a"}}"#))
+        #expect(error.message == "a key must not be empty")
     }
 
     @Test func aBadPriorityIsRefused() throws {

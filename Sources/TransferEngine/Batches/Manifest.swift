@@ -28,6 +28,7 @@ public enum Manifest {
             } catch {
                 throw LineError(line: number, message: DecodingSummary.describe(error))
             }
+            if entry.key?.isEmpty == true { throw LineError(line: number, message: "a key must not be empty") }
             if let key = entry.key, let first = keys.updateValue(number, forKey: key) {
                 throw LineError(line: number, message: "key '\(key)' repeats line \(first)")
             }
@@ -103,7 +104,10 @@ private struct DownloadLine: Decodable {
     }
 
     func job() throws -> NewJob {
-        NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
+        guard !output.isEmpty, !output.hasSuffix("/") else {
+            throw Manifest.LineError.Reason("\"output\" must name a file, got '\(output)'")
+        }
+        return NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
                sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
                limit: common.limitRate?.bytesPerSecond, retries: common.retry, paused: common.paused ?? false,
                onComplete: common.onComplete, onFail: common.onFail)
@@ -157,6 +161,7 @@ private struct RateValue: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let number = try? container.decode(Int64.self) {
+            guard number >= 0 else { throw Manifest.LineError.Reason("limitRate: must be 0 (unlimited) or more, got \(number)") }
             bytesPerSecond = number > 0 ? number : nil
             return
         }
