@@ -187,7 +187,8 @@ final class HookTests: IntegrationTestCase {
         XCTAssertTrue(output.contains("to-stdout") && output.contains("to-stderr"), "stdout and stderr kept: \(run)")
         XCTAssertEqual(try cli.job(id).state, "completed", "a failing hook does not change the job")
         let shown = cli.run(["show", String(id)])
-        XCTAssertTrue(shown.stdout.contains("exit 7") || shown.stdout.contains("7"), "show lists the hook run: \(shown.stdout)")
+        XCTAssertTrue(shown.stdout.contains("hook on-complete") && shown.stdout.contains("exit 7"),
+                      "show lists the hook run: \(shown.stdout)")
 
         // More output than is kept: the first 64 KiB, marked truncated.
         let chatty = try cli.download(nginx.url(.files, "out.bin"), to: destination("chatty.bin"),
