@@ -10,14 +10,17 @@ enum Help {
           upload URL -F ...|-T F  queue an upload streamed from disk; prints the job id
           list                    jobs, newest first
           show ID                 one job in full, with its attempts
-          pause ID...|--all       pause; a running transfer stops within a second
-          resume ID...|--all      continue paused jobs
-          cancel ID...            cancel; partial data is removed
+          pause ID...|--all|--batch B   pause; a running transfer stops within a second
+          resume ID...|--all|--batch B  continue paused jobs
+          cancel ID...|--batch B  cancel; partial data is removed
           retry ID...             queue failed jobs again
-          wait ID...              block until the jobs end (exit 1 if any failed)
+          wait ID...|--batch B    block until the jobs end (exit 1 if any failed)
+          batch submit FILE|-     queue a JSON Lines manifest as one batch (all or nothing)
+          batch create|list|show  an empty batch for --batch B; batch totals
+          backup DIR --to URL     upload the files under DIR that changed, as one batch
           resume-data ID          print the job's resume data
           limit [--down R] [--up R] | limit ID RATE   show or change bandwidth limits
-          watch [ID]              live progress bars, from the event stream
+          watch [ID|--batch B]    live progress bars, from the event stream
           events [--follow]       what the daemon did: state changes, attempts, retries, limits
           stats                   daemon version, jobs by state, rates and limits
 

@@ -20,6 +20,28 @@ public struct Batch: Codable, Equatable, Sendable {
     /// `backup DIR --to PREFIX`: the directory and the URL prefix.
     public var backup: BackupTarget?
 
+    private enum CodingKeys: String, CodingKey {
+        case id, name, state, createdAt, jobs, jobCount, bytesDone, bytesTotal, rate, etaSeconds, onComplete, onFail, backup
+    }
+
+    /// Every key present, null when unknown (as the job JSON).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(state, forKey: .state)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(jobs, forKey: .jobs)
+        try container.encode(jobCount, forKey: .jobCount)
+        try container.encode(bytesDone, forKey: .bytesDone)
+        try container.encode(bytesTotal, forKey: .bytesTotal)
+        try container.encode(rate, forKey: .rate)
+        try container.encode(etaSeconds, forKey: .etaSeconds)
+        try container.encode(onComplete, forKey: .onComplete)
+        try container.encode(onFail, forKey: .onFail)
+        try container.encode(backup, forKey: .backup)
+    }
+
     public init(record: BatchRecord, counts: [JobState: Int], bytesDone: Int64, bytesTotal: Int64?, rate: Int64) {
         id = record.id
         name = record.name

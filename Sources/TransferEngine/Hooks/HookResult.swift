@@ -26,6 +26,22 @@ public struct HookResult: Codable, Sendable, Equatable {
         self.startError = startError
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case exitStatus, signal, timedOut, output, truncated, durationMilliseconds, startError
+    }
+
+    /// Every key present, null when it does not apply.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(exitStatus, forKey: .exitStatus)
+        try container.encode(signal, forKey: .signal)
+        try container.encode(timedOut, forKey: .timedOut)
+        try container.encode(output, forKey: .output)
+        try container.encode(truncated, forKey: .truncated)
+        try container.encode(durationMilliseconds, forKey: .durationMilliseconds)
+        try container.encode(startError, forKey: .startError)
+    }
+
     /// The hook ran and exited with status 0.
     public var succeeded: Bool { exitStatus == 0 && !timedOut && startError == nil }
 
