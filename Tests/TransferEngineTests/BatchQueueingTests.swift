@@ -238,12 +238,25 @@ import Testing
     @Test func aBackupEntrysErrorNamesItsFileNotItsLine() throws {
         let store = try JobStore(path: directory.file("t.db"))
         let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
+        // A directory where a file was: it exists, but cannot be uploaded.
+        try FileManager.default.createDirectory(atPath: directory.file("odd"), withIntermediateDirectories: true)
+        let entry = ManifestEntry(line: 1, key: nil,
+                                  job: NewJob(kind: .upload, url: "http://127.0.0.1/backup/odd", path: directory.file("odd")),
+                                  relativePath: "sub/odd")
+        let error = try #require(refusal(submission(backup: target, [entry]), in: store))
+        #expect(error.message.hasPrefix("sub/odd: "))
+        #expect(try store.batchRecords().isEmpty)
+    }
+
+    @Test func aBackupSkipsAFileDeletedSinceTheScan() throws {
+        let store = try JobStore(path: directory.file("t.db"))
+        let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
         let entry = ManifestEntry(line: 1, key: nil,
                                   job: NewJob(kind: .upload, url: "http://127.0.0.1/backup/gone", path: directory.file("gone")),
                                   relativePath: "sub/gone")
-        let error = try #require(refusal(submission(backup: target, [entry]), in: store))
-        #expect(error.message.hasPrefix("sub/gone: "))
-        #expect(try store.batchRecords().isEmpty)
+        let outcome = try queue(submission(backup: target, [entry]), in: store)
+        #expect(outcome.jobs.isEmpty)
+        #expect(outcome.skipped == 1)
     }
 }
 

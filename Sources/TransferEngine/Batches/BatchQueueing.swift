@@ -37,7 +37,11 @@ enum BatchQueueing {
                 }
                 var backupSource: SourceFile?
                 if let target = submission.backup, let relativePath = entry.relativePath {
-                    let source = try snapshot(of: new)
+                    // A file deleted since the directory was scanned is not part of this backup.
+                    guard let source = try snapshot(of: new) else {
+                        skipped += 1
+                        continue
+                    }
                     if try unchanged(source, sha256: entry.sha256, checksum: submission.checksum,
                                      record: store.backupFile(target, relativePath)) {
                         skipped += 1
@@ -70,11 +74,12 @@ enum BatchQueueing {
                                       backup: submission.backup), true)
     }
 
-    /// The file a backup entry uploads, as it is now.
-    private static func snapshot(of job: NewJob) throws(ControlError) -> SourceFile {
+    /// The file a backup entry uploads, as it is now; nil when it no longer exists.
+    private static func snapshot(of job: NewJob) throws(ControlError) -> SourceFile? {
         let path = job.path ?? job.form?.compactMap(\.file).first ?? ""
         switch SourceFile.snapshot(path) {
         case .success(let source): return source
+        case .failure where !PartialFile.exists(path): return nil
         case .failure(let error): throw ControlError(.invalidArgument, error.message)
         }
     }

@@ -86,23 +86,7 @@ extension CLI {
     @discardableResult
     func awaitBatch(_ id: Int, _ what: String, timeout: TimeInterval = 20, interval: TimeInterval = 0.05,
                     until predicate: (BatchJSON) -> Bool) throws -> BatchJSON {
-        var last: BatchJSON = [:]
-        var lastError: Error?
-        let held = poll(timeout: timeout, interval: interval) {
-            do {
-                last = try batch(id)
-                lastError = nil
-                return predicate(last)
-            } catch {
-                lastError = error
-                return false
-            }
-        }
-        guard held else {
-            throw HarnessError("batch \(id): timed out after \(timeout)s waiting for \(what); last batch: "
-                + "\(last.jsonText)\(lastError.map { "; last error: \($0)" } ?? "")")
-        }
-        return last
+        try awaitJSON("batch \(id)", what, timeout: timeout, interval: interval, fetch: { try batch(id) }, until: predicate)
     }
 
     /// `wait --batch B --timeout T`

@@ -94,11 +94,18 @@ final class CLI {
     @discardableResult
     func awaitJob(_ id: Int, _ what: String, timeout: TimeInterval = 20,
                   until predicate: (JobJSON) -> Bool) throws -> JobJSON {
-        var last: JobJSON = [:]
+        try awaitJSON("job \(id)", what, timeout: timeout, interval: 0.05, fetch: { try job(id) }, until: predicate)
+    }
+
+    /// Polls `fetch` until `predicate` holds; throws with the last object (and the last error)
+    /// when `timeout` expires.
+    func awaitJSON(_ subject: String, _ what: String, timeout: TimeInterval, interval: TimeInterval,
+                   fetch: () throws -> [String: Any], until predicate: ([String: Any]) -> Bool) throws -> [String: Any] {
+        var last: [String: Any] = [:]
         var lastError: Error?
-        let held = poll(timeout: timeout, interval: 0.05) {
+        let held = poll(timeout: timeout, interval: interval) {
             do {
-                last = try job(id)
+                last = try fetch()
                 lastError = nil
                 return predicate(last)
             } catch {
@@ -107,7 +114,7 @@ final class CLI {
             }
         }
         guard held else {
-            throw HarnessError("job \(id): timed out after \(timeout)s waiting for \(what); last job: "
+            throw HarnessError("\(subject): timed out after \(timeout)s waiting for \(what); last: "
                 + "\(last.jsonText)\(lastError.map { "; last error: \($0)" } ?? "")")
         }
         return last
