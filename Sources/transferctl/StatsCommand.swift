@@ -24,7 +24,8 @@ struct StatsCommand: Subcommand {
             let counts = JobState.allCases.map { "\($0.rawValue) \(stats.jobs[$0.rawValue] ?? 0)" }
             context.print("jobs: " + counts.joined(separator: ", "))
             context.print("rate: down \(Rate.describe(stats.rates.down ?? 0)), up \(Rate.describe(stats.rates.up ?? 0))")
-            context.print("limits: down \(Rate.describe(stats.limits.down)), up \(Rate.describe(stats.limits.up)); \(stats.maxActive) transfers at once")
+            context.print("limits: down \(Rate.describe(stats.limits.down)), up \(Rate.describe(stats.limits.up)); \(stats.maxActive) transfers at once"
+                + (stats.maxPerHost.map { ", \($0) per host" } ?? ""))
             if let schedule = stats.schedule {
                 context.print("timetable: \(schedule); in force: \(stats.scheduleEntry ?? "no entry")")
             }

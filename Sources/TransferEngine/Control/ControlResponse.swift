@@ -87,6 +87,8 @@ public struct DaemonStats: Codable, Equatable, Sendable {
     /// Jobs by state; every state is present.
     public var jobs: [String: Int]
     public var maxActive: Int
+    /// Transfers to one host at once (`--max-per-host`); absent from daemons before batches.
+    public var maxPerHost: Int?
     public var rates: Rates
     /// The limits in force now (the timetable's active entry applied).
     public var limits: Rates
@@ -117,8 +119,9 @@ public struct DaemonStats: Codable, Equatable, Sendable {
 
     public init(version: String, pid: Int32, stateDirectory: String, jobs: [String: Int], maxActive: Int,
                 rates: Rates, limits: Rates, configuredLimits: Rates? = nil, schedule: String? = nil,
-                scheduleEntry: String? = nil) {
+                scheduleEntry: String? = nil, maxPerHost: Int? = nil) {
         self.version = version
+        self.maxPerHost = maxPerHost
         self.pid = pid
         self.stateDirectory = stateDirectory
         self.jobs = jobs

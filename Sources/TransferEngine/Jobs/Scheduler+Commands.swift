@@ -121,7 +121,7 @@ extension Scheduler {
             rates: DaemonStats.Rates(down: downloadRate, up: uploadRate),
             limits: DaemonStats.Rates(down: downBucket.bucket.rate, up: upBucket.bucket.rate),
             configuredLimits: DaemonStats.Rates(down: limits.down, up: limits.up),
-            schedule: limits.schedule?.text, scheduleEntry: scheduleEntry?.text)
+            schedule: limits.schedule?.text, scheduleEntry: scheduleEntry?.text, maxPerHost: configuration.maxPerHost)
     }
 
     private func resumeData(_ request: ControlRequest, reply: @escaping Reply) {
