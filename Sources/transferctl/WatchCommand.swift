@@ -10,13 +10,15 @@ struct WatchCommand: Subcommand {
 
         Shows live progress: a line per job (name, bar, percent, bytes, rate, ETA, state)
         and a totals line, redrawn in place and fitted to the terminal's width. It follows
-        the daemon's event stream (no polling). With an ID, it exits when that job ends; Ctrl-C
-        exits at any time. When stdout is not a terminal it prints plain lines, at most one a
+        the daemon's event stream (no polling). With an ID, it exits when that job ends; with
+        --batch B, when the batch's last job ends (jobs added to it meanwhile are shown too).
+        Ctrl-C exits at any time. When stdout is not a terminal it prints plain lines, at most one a
         second.
 
         examples:
           transferctl watch
           transferctl watch 3
+          transferctl watch --batch 2
         """
 
     var id: JobID?
@@ -58,7 +60,11 @@ struct WatchCommand: Subcommand {
                 if case .failure(let failure) = next { throw failure }
                 continue
             }
-            guard let job = event.job, board.knows(job) || (id == nil && batch == nil) else { continue }
+            if let batch, event.type == .batchEnded, event.batch == batch { return board.finish() }
+            // Jobs created later join the board when they are in the batch watched (or all are).
+            guard let job = event.job, board.knows(job) || (id == nil && (batch == nil || event.batch == batch)) else {
+                continue
+            }
             if !board.knows(job), let added = try? context.send(ControlRequest(.show, ids: [job])).job {
                 board.update(added)
             }
