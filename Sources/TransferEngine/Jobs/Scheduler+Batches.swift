@@ -1,7 +1,7 @@
 /// Batches: manifests queued in one transaction, batch totals, and the end of a batch.
 extension Scheduler {
     /// More manifest entries than this in one submission are refused.
-    static let maxSubmissionEntries = 1_000_000
+    static let maxSubmissionEntries = 250_000
 
     // MARK: submit
 
