@@ -11,8 +11,12 @@ extension Scheduler {
         let key = "\(connection) \(submission.token)"
         var entries = submissions.removeValue(forKey: key) ?? []
         entries += submission.entries
-        guard entries.count <= Self.maxSubmissionEntries else {
-            return reply(.failure(ControlError(.tooLarge, "a manifest may hold at most \(Self.maxSubmissionEntries) jobs")))
+        // Bounded across every unfinished submission, so chunks that never end cannot fill memory.
+        let elsewhere = submissions.values.reduce(0) { $0 + $1.count }
+        guard entries.count + elsewhere <= Self.maxSubmissionEntries else {
+            return reply(.failure(ControlError(.tooLarge, entries.count > Self.maxSubmissionEntries
+                ? "a manifest may hold at most \(Self.maxSubmissionEntries) jobs"
+                : "too many manifest entries are waiting for their last chunk; try again later")))
         }
         guard submission.final else {
             submissions[key] = entries
