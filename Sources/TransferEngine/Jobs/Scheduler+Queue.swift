@@ -43,8 +43,6 @@ extension Scheduler {
         events.publish(event)
     }
 
-    var runningCount: Int { running.count }
-
     /// Starts queued jobs — best priority, then oldest — while slots are free and their host is
     /// under its cap; then lets a waiting high-priority job take a low one's slot.
     func startNext() {
