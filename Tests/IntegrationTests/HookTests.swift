@@ -238,6 +238,34 @@ final class HookTests: IntegrationTestCase {
         XCTAssertTrue(daemon.isRunning)
     }
 
+    /// A hook that was due (or running) when the daemon died runs again after the restart: it
+    /// is recorded as due in the same transaction as the job's end.
+    func testAHookDueWhenTheDaemonDiesRunsAfterTheRestart() throws {
+        try makeSource("due.bin", size: 4 * KiB)
+        let runs = hookDir.appendingPathComponent("runs")
+        // The first run notes itself and stays busy (it is still running at the kill); a later
+        // run notes itself and exits 0.
+        let command = "echo run >> '\(runs.path)'; [ $(wc -l < '\(runs.path)') -ge 2 ] || exec sleep 5"
+        let id = try cli.download(nginx.url(.files, "due.bin"), to: destination("due.bin"), ["--on-complete", command])
+        guard poll(timeout: 10, { Files.exists(runs) }) else {
+            throw HarnessError("the hook never started\n" + daemon.logTail(lines: 20))
+        }
+        daemon.kill9()
+        try daemon.start()
+
+        let recorded = try awaitHookRuns(job: id)
+        XCTAssertEqual(recorded.count, 1, "only the run after the restart is recorded: \(recorded)")
+        XCTAssertEqual(jsonInt(try result(recorded[0])["exitStatus"]), 0, "\(recorded)")
+        XCTAssertEqual(try String(contentsOf: runs, encoding: .utf8), "run\nrun\n", "ran again once after the restart")
+        // Another restart runs nothing more: the run is recorded and no longer due.
+        try daemon.restart()
+        try makeSource("marker.bin", size: 1 * KiB)
+        let marker = try cli.download(nginx.url(.files, "marker.bin"), to: destination("marker.bin"),
+                                      ["--on-complete", envHook("marker")])
+        try awaitHookRuns(job: marker)
+        XCTAssertEqual(try String(contentsOf: runs, encoding: .utf8), "run\nrun\n")
+    }
+
     // MARK: batch hooks
 
     func testBatchOnCompleteRunsOnceAfterEveryJob() throws {

@@ -107,17 +107,27 @@ extension Scheduler {
 
     // MARK: The end of a batch
 
-    /// The batch's last unfinished job has ended (and is recorded): announce it and run its hook.
-    func batchEnded(_ id: Int64) {
-        stored({ store in try store.batchRecord(id).map { ($0, try store.batchTotals(id)) } }) { scheduler, result in
-            guard case .success(.some(let (record, totals))) = result else { return }
+    /// The batch's last unfinished job has ended (and is recorded): announce it and run its hook,
+    /// which is recorded as due together with the state it was decided on.
+    func batchEnded(_ id: Int64, announce: Bool = true) {
+        stored({ store -> (BatchRecord, BatchState, PendingHook?)? in
+            guard let record = try store.batchRecord(id) else { return nil }
+            let totals = try store.batchTotals(id)
             let state = BatchState.derive(totals.counts)
-            var event = TransferEvent(.batchEnded)
-            event.batch = id
-            event.batchState = state
-            scheduler.events.publish(event)
-            scheduler.logger.info("batch \(id) (\(record.name)) ended \(state.rawValue)")
-            scheduler.runHooks(of: record, state: state, counts: totals.counts)
+            guard state.hasEnded else { return nil }  // a job was added meanwhile
+            let hook = PendingHook.forBatch(record, state: state, counts: totals.counts)
+            if let hook { try store.addPendingHook(hook) }
+            return (record, state, hook)
+        }) { scheduler, result in
+            guard case .success(.some(let (record, state, hook))) = result else { return }
+            if announce {
+                var event = TransferEvent(.batchEnded)
+                event.batch = id
+                event.batchState = state
+                scheduler.events.publish(event)
+                scheduler.logger.info("batch \(id) (\(record.name)) ended \(state.rawValue)")
+            }
+            if let hook { scheduler.enqueue(hook) }
         }
     }
 }

@@ -338,7 +338,6 @@ extension Scheduler {
 
     /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
     func jobEnded(_ job: Job) {
-        runHooks(of: job)
         if let batch = job.batch, batchesEnding.remove(batch) != nil { batchEnded(batch) }
         // In place: a waiter of thousands of jobs must not be copied at every end.
         var index = waiters.startIndex

@@ -123,6 +123,7 @@ public final class Scheduler {
         progressTimer.start(after: Self.progressInterval, repeat: Self.progressInterval)
         scheduleRetryTimer()
         startNext()
+        resumeHooks()
     }
 
     // MARK: Starting work
@@ -318,12 +319,15 @@ public final class Scheduler {
         let id = scheduled.id
         if change.state.hasEnded { jobs[id] = nil }
         let job = scheduled.job
+        // A hook the end makes due is recorded with it, so it runs even if the daemon stops first.
+        let hook = change.state.hasEnded ? PendingHook.forJob(job) : nil
         let token = nextToken()
         if let then { pendingThen[token] = then }
         let record: @Sendable (JobStore) throws -> Void = { store in
             try store.transaction {
                 try store.setState(id, change)
                 try extra?(store)
+                if let hook { try store.addPendingHook(hook) }
             }
         }
         let recorded: @Sendable (Scheduler, Result<Void, any Error>) -> Void = { scheduler, result in
@@ -332,6 +336,7 @@ public final class Scheduler {
             }
             scheduler.events.publish(published)
             if job.state.hasEnded { scheduler.jobEnded(job) }
+            if let hook, case .success = result { scheduler.enqueue(hook) }
             scheduler.pendingThen.removeValue(forKey: token)?(result)
         }
         if let file {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Batches, the files of directory backups, and hook runs.
+/// Batches and the files of directory backups.
 extension JobStore {
     // MARK: Batches
 
@@ -101,31 +101,5 @@ extension JobStore {
     /// The job's upload completed: a later backup skips its file while it stays the same.
     public func markBackupUploaded(_ job: JobID) throws {
         try connection.run("UPDATE backup_files SET done = 1 WHERE job_id = ?", job.rawValue)
-    }
-
-    // MARK: Hook runs
-
-    public func recordHookRun(_ run: HookRun) throws {
-        let result = String(decoding: try JSONEncoder().encode(run.result), as: UTF8.self)
-        try connection.run("""
-            INSERT INTO hook_runs (job_id, batch_id, event, command, started_at, result) VALUES (?, ?, ?, ?, ?, ?)
-            """, run.job?.rawValue, run.batch, run.event, run.command, run.startedAt.rawValue, result)
-    }
-
-    /// The hook runs of a job (`job`) or of a batch itself (`batch`), oldest first.
-    public func hookRuns(job: JobID? = nil, batch: Int64? = nil) throws -> [HookRun] {
-        try connection.query("""
-            SELECT job_id, batch_id, event, command, started_at, result FROM hook_runs
-            WHERE (?1 IS NOT NULL AND job_id = ?1) OR (?1 IS NULL AND job_id IS NULL AND batch_id = ?2) ORDER BY id
-            """, [job?.rawValue, batch]) { row in
-            let job = row.optionalInt64().map(JobID.init(rawValue:))
-            let batch = row.optionalInt64()
-            let event = row.text()
-            let command = row.text()
-            let startedAt = Timestamp(rawValue: row.int64())
-            let result = (try? JSONDecoder().decode(HookResult.self, from: Data(row.text().utf8)))
-                ?? HookResult(startError: "unreadable record")
-            return HookRun(job: job, batch: batch, event: event, command: command, startedAt: startedAt, result: result)
-        }
     }
 }
