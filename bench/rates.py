@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Samples how many bytes a transfer has moved, every second, until it is done, then prints
-the average rate and the lowest and highest 1-second rate after the first second.
+"""Samples how many bytes a transfer has moved, every 100 ms, until it is done, then prints
+the average rate (from its first byte to its last, both estimated between samples) and the lowest
+and highest 1-second rate after the first second.
 
     rates.py LABEL TOTAL_BYTES START_COMMAND SOURCE [SOURCE...]
 START_COMMAND (a shell command) starts the transfer once every counter has its base.
@@ -95,10 +96,31 @@ def report(label, samples, count, total, finished_at):
         seconds = [series[i:i + WINDOW + 1] for i in range(WINDOW, len(series) - WINDOW, WINDOW)]
         steady = [(w[-1][1] - w[0][1]) / (w[-1][0] - w[0][0]) for w in seconds
                   if len(w) == WINDOW + 1 and w[-1][1] < target]
-        end = next((t for t, v in series if v >= target), None) or finished_at or series[-1][0]
+        # The moment the last byte arrived: extrapolated from the last sample before it at the
+        # rate of the second before that sample, and kept between it and the next sample (a
+        # transfer that ends just after a sample is not charged up to 100 ms more).
+        end = finished_at or series[-1][0]
+        for index, ((t0, v0), (t1, v1)) in enumerate(zip(series, series[1:])):
+            if v1 >= target:
+                earlier = next(((t, v) for t, v in reversed(series[:index + 1]) if t <= t0 - 1.0), None)
+                end = t1
+                if earlier and v0 > earlier[1]:
+                    rate = (v0 - earlier[1]) / (t0 - earlier[0])
+                    end = max(t0, min(t1, t0 + (target - v0) / rate))
+                break
+        # The rate is timed from the first byte (not from the start command), so that neither
+        # tool is charged for its start-up: a process, a connection, a control-socket round
+        # trip. The first byte's moment is extrapolated back from the first sample with bytes at
+        # the rate of the second after it, and kept between that sample and the one before.
+        begin = max((t for t, v in series if v == 0), default=0.0)
+        first = next(((t, v) for t, v in series if v > 0), None)
+        later = first and next(((t, v) for t, v in series if t >= first[0] + 1.0), None)
+        if first and later and later[1] > first[1]:
+            rate = (later[1] - first[1]) / (later[0] - first[0])
+            begin = min(first[0], max(begin, first[0] - first[1] / rate))
         moved = series[-1][1]
-        return {"average": moved / end if end else 0, "low": min(steady) if steady else None,
-                "high": max(steady) if steady else None, "bytes": moved, "seconds": round(end, 2)}
+        return {"average": moved / (end - begin) if end > begin else 0, "low": min(steady) if steady else None,
+                "high": max(steady) if steady else None, "bytes": moved, "seconds": round(end - begin, 2)}
     result = {"label": label, "total": stats(None)}
     if count > 1:
         result["each"] = [stats(i) for i in range(count)]

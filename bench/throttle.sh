@@ -17,7 +17,9 @@ head -c "$SIZE" /dev/urandom > "$BENCH_DIR/www/file.bin"
 for n in 1 2 3 4; do head -c $((SIZE / 4)) /dev/urandom > "$BENCH_DIR/www/part$n.bin"; done
 start_nginx
 SINK_PORT=$((PORT + 1))
-/usr/bin/python3 "$ROOT/bench/sink.py" "$SINK_PORT" "$BENCH_DIR/logs/sink.log" &
+# The sink also writes each body to a file as it arrives: uploads are measured where the bytes
+# land, the same way for both tools (not by what each client read from disk).
+/usr/bin/python3 "$ROOT/bench/sink.py" "$SINK_PORT" "$BENCH_DIR/logs/sink.log" "$BENCH_DIR/received" &
 start_transferd
 machine
 echo "limit: $RATE_MIB MiB/s; transfers of $SIZE_MIB MiB"
@@ -41,11 +43,11 @@ summary "download curl --limit-rate" "$("$RATES" down "$SIZE" "curl -s --limit-r
     "file:$out/c.bin")" "$RATE"
 
 id=$(ctl upload "http://127.0.0.1:$SINK_PORT/up" -F "file=@$BENCH_DIR/www/file.bin" --limit-rate "${RATE_MIB}M" --paused)
-summary "upload transferd" "$("$RATES" up "$SIZE" "$CTL resume $id" "proc:$TRANSFERD_PID:rchar")" "$RATE"
+summary "upload transferd" "$("$RATES" up "$SIZE" "$CTL resume $id" "file:$BENCH_DIR/received")" "$RATE"
 ctl wait "$id" >/dev/null
 summary "upload curl --limit-rate" "$("$RATES" up "$SIZE" \
     "curl -s --limit-rate $RATE -F file=@$BENCH_DIR/www/file.bin http://127.0.0.1:$SINK_PORT/up >/dev/null" \
-    "proc:child:rchar")" "$RATE"
+    "file:$BENCH_DIR/received")" "$RATE"
 
 ctl limit --down "${RATE_MIB}M" >/dev/null
 ids=(); sources=()
