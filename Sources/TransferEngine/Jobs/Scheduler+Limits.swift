@@ -25,7 +25,7 @@ extension Scheduler {
     }
 
     func recheckPacers() {
-        for scheduled in jobs.values {
+        for scheduled in running.values {
             if let download = scheduled.transfer as? DownloadTransfer { download.pacer.recheck() }
             if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.recheck() }
         }
