@@ -25,7 +25,7 @@ struct DirectoryScan {
         var info = stat()
         guard stat(directory, &info) == 0, visited.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted else { return }
         guard let handle = opendir(directory) else {
-            throw UsageError("cannot read \(directory): \(String(cString: strerror(errno)))")
+            throw UsageError("cannot read \(directory): \(SystemError.describe(errno))")
         }
         var names: [String] = []
         while let entry = readdir(handle) {
@@ -70,14 +70,14 @@ struct DirectoryScan {
     /// The sha256 of a file, read in 1 MiB chunks.
     static func sha256(of path: String) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw UsageError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw UsageError("cannot read \(path): \(SystemError.describe(errno))") }
         defer { close(fd) }
         var hash = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw UsageError("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard count >= 0 else { throw UsageError("cannot read \(path): \(SystemError.describe(errno))") }
             if count == 0 { return hash.finalizeHex() }
             buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
