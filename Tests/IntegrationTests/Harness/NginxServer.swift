@@ -111,25 +111,8 @@ final class NginxServer {
 
     private func config() -> String {
         let root = docroot.path + "/"
-        let temp = prefix.appendingPathComponent("temp").path
-        return """
-        daemon off;
-        master_process off;
-        worker_processes 1;
-        pid \(prefix.path)/nginx.pid;
-        lock_file \(prefix.path)/nginx.lock;
-        error_log \(errorLog.path) info;
-        events { worker_connections 256; }
-        http {
-            default_type application/octet-stream;
-            log_format transfer '$request|$status|$body_bytes_sent|$http_range|$http_if_range';
-            access_log \(accessLog.path) transfer;
-            client_body_temp_path \(temp)/body;
-            proxy_temp_path \(temp)/proxy;
-            fastcgi_temp_path \(temp)/fastcgi;
-            uwsgi_temp_path \(temp)/uwsgi;
-            scgi_temp_path \(temp)/scgi;
-            keepalive_timeout 30s;
+        return Self.configuration(prefix: prefix, errorLog: errorLog, accessLog: accessLog,
+                                  logFormat: "'$request|$status|$body_bytes_sent|$http_range|$http_if_range'", servers: """
             server {
                 listen 127.0.0.1:\(port);
                 server_name localhost;
@@ -147,6 +130,33 @@ final class NginxServer {
                 location = /status/404 { return 404; }
                 location = /status/500 { return 500; }
             }
+        """)
+    }
+
+    /// A whole nginx.conf for one foreground nginx of the harness (one process, its own pid,
+    /// lock, logs and temp directories under `prefix`), with `servers` in its `http` block and
+    /// the access log written in `logFormat`.
+    static func configuration(prefix: URL, errorLog: URL, accessLog: URL, logFormat: String, servers: String) -> String {
+        let temp = prefix.appendingPathComponent("temp").path
+        return """
+        daemon off;
+        master_process off;
+        worker_processes 1;
+        pid \(prefix.path)/nginx.pid;
+        lock_file \(prefix.path)/nginx.lock;
+        error_log \(errorLog.path) info;
+        events { worker_connections 256; }
+        http {
+            default_type application/octet-stream;
+            log_format harness \(logFormat);
+            access_log \(accessLog.path) harness;
+            client_body_temp_path \(temp)/body;
+            proxy_temp_path \(temp)/proxy;
+            fastcgi_temp_path \(temp)/fastcgi;
+            uwsgi_temp_path \(temp)/uwsgi;
+            scgi_temp_path \(temp)/scgi;
+            keepalive_timeout 30s;
+        \(servers)
         }
 
         """

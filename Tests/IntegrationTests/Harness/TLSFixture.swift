@@ -209,32 +209,16 @@ final class TLSNginxServer {
 
     private func config() -> String {
         let root = docroot.path + "/"
-        let temp = prefix.appendingPathComponent("temp").path
         let common = """
                 location /files/ { alias \(root); }
                 location /slow/ { alias \(root); limit_rate \(slowRate); }
                 location /sink/ { client_max_body_size 0; return 201 "stored\\n"; }
                 location ~ ^/to-localhost/(.*)$ { return 302 http://localhost:\(plainPort)/files/$1; }
         """
-        return """
-        daemon off;
-        master_process off;
-        worker_processes 1;
-        pid \(prefix.path)/nginx.pid;
-        lock_file \(prefix.path)/nginx.lock;
-        error_log \(errorLog.path) info;
-        events { worker_connections 256; }
-        http {
-            default_type application/octet-stream;
-            log_format security '$server_port|$request|$status|$http_authorization|$http_cookie|'
-                                '$http_proxy_authorization|$http_x_public|$ssl_client_s_dn';
-            access_log \(accessLog.path) security;
-            client_body_temp_path \(temp)/body;
-            proxy_temp_path \(temp)/proxy;
-            fastcgi_temp_path \(temp)/fastcgi;
-            uwsgi_temp_path \(temp)/uwsgi;
-            scgi_temp_path \(temp)/scgi;
-            keepalive_timeout 30s;
+        let logFormat = "'$server_port|$request|$status|$http_authorization|$http_cookie|'\n"
+            + "                            '$http_proxy_authorization|$http_x_public|$ssl_client_s_dn'"
+        return NginxServer.configuration(prefix: prefix, errorLog: errorLog, accessLog: accessLog, logFormat: logFormat,
+                                         servers: """
             server {
                 listen 127.0.0.1:\(plainPort);
                 server_name localhost;
@@ -257,9 +241,7 @@ final class TLSNginxServer {
                 ssl_verify_client on;
                 location /files/ { alias \(root); }
             }
-        }
-
-        """
+        """)
     }
 
     // MARK: access log
