@@ -1,6 +1,7 @@
 /// Which queued job runs next: priorities, the global and per-host caps, and preemption.
 extension Scheduler {
-    /// Keeps the running set, the per-host counts and the run queue in step with a job's state;
+    /// Keeps the running set, the per-host counts, the run and retry queues and the batches'
+    /// unfinished counts in step with a job's state;
     /// called after every change of an in-memory job's state (`old` nil for a job just loaded).
     func track(_ scheduled: ScheduledJob, from old: JobState?) {
         let new = scheduled.job.state
@@ -15,6 +16,9 @@ extension Scheduler {
         }
         if new == .queued {
             runQueue.push(scheduled.id, priority: scheduled.job.priority, host: scheduled.host)
+        }
+        if new == .waiting, let due = scheduled.job.nextAttemptAt {
+            retryQueue.push(RetryEntry(due: due, id: scheduled.id))
         }
         if let batch = scheduled.job.batch {
             let wasUnfinished = old.map { !$0.hasEnded } ?? false

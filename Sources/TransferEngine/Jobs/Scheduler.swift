@@ -56,8 +56,10 @@ public final class Scheduler {
     /// The running ones among them, and how many run per host (kept by `track`).
     var running: [JobID: ScheduledJob] = [:]
     var runningByHost: [String: Int] = [:]
-    /// Queued jobs in the order they start.
+    /// Queued jobs in the order they start; waiting jobs by due time (entries of jobs that left
+    /// `waiting` are dropped when they come up).
     var runQueue = RunQueue()
+    var retryQueue = Heap<RetryEntry>()
     /// Low-priority jobs giving their slot to a high one.
     var preempting: Set<JobID> = []
     /// Unfinished jobs in memory per batch, and the batches whose last one just ended.
@@ -280,21 +282,29 @@ public final class Scheduler {
 
     // MARK: Retry timer
 
+    /// Sets the retry timer for the earliest waiting job (stale entries dropped on the way).
     func scheduleRetryTimer() {
-        let due = jobs.values.compactMap { $0.job.state == .waiting ? $0.job.nextAttemptAt : nil }.min()
-        guard let due else { return retryTimer.stop() }
+        while let first = retryQueue.first, !isDue(first) { retryQueue.pop() }
+        guard let due = retryQueue.first?.due else { return retryTimer.stop() }
         retryTimer.start(after: UInt64(max(0, due.rawValue - Timestamp.now.rawValue)))
     }
 
     private func retryDueJobs() {
         let now = Timestamp.now
-        for scheduled in jobs.values where scheduled.job.state == .waiting {
-            if let due = scheduled.job.nextAttemptAt, due <= now {
+        while let first = retryQueue.first, first.due <= now {
+            retryQueue.pop()
+            if isDue(first), let scheduled = jobs[first.id] {
                 change(scheduled, StateChange(.queued, reason: "retrying"))
             }
         }
         scheduleRetryTimer()
         startNext()
+    }
+
+    /// The entry still stands for a job waiting until that time.
+    private func isDue(_ entry: RetryEntry) -> Bool {
+        guard let job = jobs[entry.id]?.job else { return false }
+        return job.state == .waiting && job.nextAttemptAt == entry.due
     }
 
     // MARK: State changes
