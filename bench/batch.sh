@@ -9,6 +9,8 @@
 # Every transferd job is persisted; aria2c keeps nothing. Each measurement starts after `sync`.
 #   usage: bench/batch.sh [JOBS=10000] [FILES=2000] [SIZE_KIB=64] [RUNS=5]
 source "$(dirname "$0")/lib.sh"
+source "$ROOT/scripts/deps.sh"
+install_packages aria2  # the peer this benchmark races
 JOBS=${1:-10000}
 FILES=${2:-2000}
 SIZE_KIB=${3:-64}
