@@ -5,9 +5,7 @@ import Foundation
 /// the faults (`drop`, `status`/`retry_after`, `stall`, `short`, `change_after`,
 /// `ignore_range`, `rate`, each limited to the first `times` GETs of a name).
 final class FaultServer {
-    static let python = "/usr/bin/python3"
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("fault_server.py")
+    static let script = PythonServer.script("fault_server.py")
     static let curl = URL(fileURLWithPath: "/usr/bin/curl")
 
     /// The server's own stdout/stderr (access lines, tracebacks).
@@ -29,27 +27,9 @@ final class FaultServer {
         return "\(baseURL)/files/\(name)?" + items.joined(separator: "&")
     }
 
-    /// Starts the server on a free port and waits until it accepts connections; retries on
-    /// a port race, like UploadReceiver.
+    /// Starts the server on a free port and waits until it accepts connections.
     func start() throws {
-        let fm = FileManager.default
-        guard fm.isExecutableFile(atPath: Self.python) else { throw HarnessError("\(Self.python) not found") }
-        guard fm.fileExists(atPath: Self.script.path) else {
-            throw HarnessError("fault server script missing: \(Self.script.path)")
-        }
-        for _ in 0..<5 {
-            port = try Sockets.freeTCPPort()
-            let process = try ChildProcess(
-                executable: URL(fileURLWithPath: Self.python),
-                arguments: ["-u", Self.script.path, "--port", String(port)],
-                stdoutURL: outputURL, stderrURL: outputURL, append: true)
-            child = process
-            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
-            if up && process.isRunning { return }
-            process.stop()
-            child = nil
-        }
-        throw HarnessError("fault server did not start: \(outputTail())")
+        (child, port) = try PythonServer.launch(Self.script, output: outputURL, what: "fault server")
     }
 
     func stop() {

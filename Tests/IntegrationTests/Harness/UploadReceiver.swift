@@ -21,9 +21,7 @@ struct ReceiverRequest {
 ///   `DIR/raw/<name>.json`
 /// - every request logged to `DIR/requests.log`
 final class UploadReceiver {
-    static let python = "/usr/bin/python3"
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("upload_receiver.py")
+    static let script = PythonServer.script("upload_receiver.py")
 
     /// Where manifests, raw bodies and the request log go.
     let directory: URL
@@ -53,32 +51,12 @@ final class UploadReceiver {
         "\(baseURL)/raw/\(name)" + (slow ? "?slow=1" : "")
     }
 
-    /// Starts the receiver on a free port and waits until it accepts connections. Retries
-    /// on a port race, like NginxServer.
+    /// Starts the receiver on a free port and waits until it accepts connections.
     func start() throws {
-        let fm = FileManager.default
-        guard fm.isExecutableFile(atPath: Self.python) else {
-            throw HarnessError("\(Self.python) not found (install python3 and python3-werkzeug)")
-        }
-        guard fm.fileExists(atPath: Self.script.path) else {
-            throw HarnessError("upload receiver script missing: \(Self.script.path)")
-        }
-        var lastOutput = ""
-        for _ in 0..<5 {
-            port = try Sockets.freeTCPPort()
-            let process = try ChildProcess(
-                executable: URL(fileURLWithPath: Self.python),
-                arguments: ["-u", Self.script.path, "--port", String(port), "--dir", directory.path],
-                stdoutURL: outputURL, stderrURL: outputURL, append: true)
-            child = process
-            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
-            if up && process.isRunning { return }
-            process.stop()
-            child = nil
-            lastOutput = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-            if lastOutput.contains("No module named") { break }  // werkzeug missing: no point retrying
-        }
-        throw HarnessError("upload receiver did not start (is python3-werkzeug installed?): \(lastOutput)")
+        (child, port) = try PythonServer.launch(
+            Self.script, arguments: ["--dir", directory.path], output: outputURL,
+            what: "upload receiver (is python3-werkzeug installed?)",
+            hopeless: { $0.contains("No module named") })  // werkzeug missing: no point retrying
     }
 
     func stop() {

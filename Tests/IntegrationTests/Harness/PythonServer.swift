@@ -1,0 +1,34 @@
+import Foundation
+
+/// Starts one of the harness's Python servers (a script next to this file, run by
+/// /usr/bin/python3 with `--port N` and the given arguments) on a free port, and waits until
+/// it accepts connections. Retries on a port race; stops early when `hopeless` says the output
+/// shows a retry cannot help (a missing module).
+enum PythonServer {
+    static let python = "/usr/bin/python3"
+
+    static func script(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    static func launch(_ script: URL, arguments: [String] = [], output: URL, what: String,
+                       hopeless: (String) -> Bool = { _ in false }) throws -> (ChildProcess, UInt16) {
+        let fm = FileManager.default
+        guard fm.isExecutableFile(atPath: python) else { throw HarnessError("\(python) not found") }
+        guard fm.fileExists(atPath: script.path) else { throw HarnessError("\(what) script missing: \(script.path)") }
+        var lastOutput = ""
+        for _ in 0..<5 {
+            let port = try Sockets.freeTCPPort()
+            let process = try ChildProcess(
+                executable: URL(fileURLWithPath: python),
+                arguments: ["-u", script.path, "--port", String(port)] + arguments,
+                stdoutURL: output, stderrURL: output, append: true)
+            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
+            if up && process.isRunning { return (process, port) }
+            process.stop()
+            lastOutput = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if hopeless(lastOutput) { break }
+        }
+        throw HarnessError("\(what) did not start: \(lastOutput.suffix(2000))")
+    }
+}
