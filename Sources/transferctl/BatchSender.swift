@@ -15,13 +15,13 @@ enum BatchSender {
             let end = min(entries.count, start + chunk)
             submission.entries = Array(entries[start..<end])
             submission.final = end == entries.count
-            let request = ControlRequest(.submit, submission: submission)
+            let request = Array(try encoder.encode(ControlRequest(.submit, submission: submission)))
             // Halve a chunk that would not fit in one request line.
-            if chunk > 1, let size = try? encoder.encode(request).count, size > ControlRequest.maxLineBytes - 4096 {
+            if chunk > 1, request.count > ControlRequest.maxLineBytes - 4096 {
                 chunk /= 2
                 continue
             }
-            let response = try client.send(request)
+            let response = try client.send(encoded: request)
             if let error = response.error, !response.ok {
                 throw CommandFailure(message: error.message, status: Context.status(for: error.code))
             }

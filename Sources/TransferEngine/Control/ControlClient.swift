@@ -61,7 +61,14 @@ public final class ControlClient {
 
     /// Sends one request and reads one response; `timeout` in seconds, nil waits forever.
     public func send(_ request: ControlRequest, timeout: Double? = nil) throws(Failure) -> ControlResponse {
-        guard var bytes = try? Array(JSONEncoder().encode(request)) else { throw .invalidResponse("cannot encode request") }
+        guard let bytes = try? Array(JSONEncoder().encode(request)) else { throw .invalidResponse("cannot encode request") }
+        return try send(encoded: bytes, timeout: timeout)
+    }
+
+    /// Sends a request already encoded as JSON (without its newline), for a client that had to
+    /// encode it anyway (to check its size), and reads the answer.
+    public func send(encoded request: [UInt8], timeout: Double? = nil) throws(Failure) -> ControlResponse {
+        var bytes = request
         bytes.append(UInt8(ascii: "\n"))
         let line: [UInt8]
         do {
