@@ -72,14 +72,11 @@ struct DirectoryScan {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("cannot read \(path): \(SystemError.describe(errno))") }
         defer { close(fd) }
-        var hash = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw UsageError("cannot read \(path): \(SystemError.describe(errno))") }
-            if count == 0 { return hash.finalizeHex() }
-            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw UsageError("cannot read \(path): \(SystemError.describe(errno))") }
+        switch SHA256.hexDigest(ofDescriptor: fd, length: Int64(info.st_size)) {
+        case .success(let digest): return digest
+        case .failure(let error): throw UsageError("cannot read \(path): \(error.message)")
         }
     }
 }

@@ -61,19 +61,10 @@ public final class PartialFile: @unchecked Sendable {
 
     /// The sha256 of the first `length` bytes, read in 1 MiB chunks.
     public func sha256(length: Int64) throws(TransferError) -> String {
-        var hash = SHA256()
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while offset < length {
-            let count = pread(descriptor, buffer.baseAddress, min(chunk, Int(length - offset)), off_t(offset))
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw Self.error(path: path, operation: "read", errno: count < 0 ? errno : EIO) }
-            hash.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            offset += Int64(count)
+        switch SHA256.hexDigest(ofDescriptor: descriptor, length: length) {
+        case .success(let digest): return digest
+        case .failure(let error): throw Self.error(path: path, operation: "read", errno: error.code)
         }
-        return hash.finalizeHex()
     }
 
     /// Moves the finished file to `destination` and syncs the directory so the rename is durable.
