@@ -75,7 +75,9 @@ extension Scheduler {
         stored({ store in try store.jobs(state: state, batch: batch, before: before, limit: limit) }) { scheduler, result in
             switch result {
             case .success(let jobs):
-                scheduler.respond(token, ControlResponse(jobs: jobs.map { scheduler.jobs[$0.id]?.live ?? $0 }))
+                // The store's state filter saw its snapshot; the reply keeps only jobs still in it.
+                let current = jobs.map(scheduler.current).filter { state == nil || $0.state == state }
+                scheduler.respond(token, ControlResponse(jobs: current))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot read jobs: \(error)")))
             }
@@ -90,7 +92,7 @@ extension Scheduler {
         }) { scheduler, result in
             switch result {
             case .success(.some(let (job, attempts, response, hookRuns))):
-                scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job, attempts: attempts,
+                scheduler.respond(token, ControlResponse(job: scheduler.current(job), attempts: attempts,
                                                          response: response, hookRuns: hookRuns))
             case .success(.none):
                 scheduler.respond(token, .failure(ControlError(.unknownJob, "no job \(id)")))

@@ -61,7 +61,7 @@ extension Scheduler {
                     var event = TransferEvent(.limitChanged, job: id)
                     event.limit = limit
                     scheduler.events.publish(event)
-                    scheduler.respond(token, ControlResponse(job: scheduler.jobs[id]?.live ?? job))
+                    scheduler.respond(token, ControlResponse(job: job.map(scheduler.current)))
                 case .failure(let error as ControlError):
                     scheduler.respond(token, .failure(error))
                 case .failure(let error):

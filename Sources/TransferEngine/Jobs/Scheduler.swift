@@ -53,6 +53,9 @@ public final class Scheduler {
 
     /// Every job that may still move.
     var jobs: [JobID: ScheduledJob] = [:]
+    /// Jobs that have ended in memory but whose end the store has not recorded yet: a read
+    /// queued before that write still finds them unfinished (see `current`).
+    var ending: [JobID: (token: Int, job: Job)] = [:]
     /// The running ones among them, and how many run per host (kept by `track`).
     var running: [JobID: ScheduledJob] = [:]
     var runningByHost: [String: Int] = [:]
@@ -327,11 +330,14 @@ public final class Scheduler {
         scheduled.job.apply(change)
         track(scheduled, from: old)
         let id = scheduled.id
-        if change.state.hasEnded { jobs[id] = nil }
         let job = scheduled.job
+        let token = nextToken()
+        if change.state.hasEnded {
+            jobs[id] = nil
+            ending[id] = (token, job)
+        }
         // A hook the end makes due is recorded with it, so it runs even if the daemon stops first.
         let hook = change.state.hasEnded ? PendingHook.forJob(job) : nil
-        let token = nextToken()
         if let then { pendingThen[token] = then }
         let record: @Sendable (JobStore) throws -> Void = { store in
             try store.transaction {
@@ -345,7 +351,10 @@ public final class Scheduler {
                 scheduler.logger.error("job \(id): cannot record \(change.state): \(error)")
             }
             scheduler.events.publish(published)
-            if job.state.hasEnded { scheduler.jobEnded(job) }
+            if job.state.hasEnded {
+                if scheduler.ending[id]?.token == token { scheduler.ending[id] = nil }
+                scheduler.jobEnded(job)
+            }
             if let hook, case .success = result { scheduler.enqueue(hook) }
             scheduler.pendingThen.removeValue(forKey: token)?(result)
         }
@@ -354,6 +363,13 @@ public final class Scheduler {
         } else {
             stored(record, then: recorded)
         }
+    }
+
+    /// A job read from the store as the loop knows it now: live bytes while it runs, its end as
+    /// soon as it has ended. Without this a reply would mix the store's older snapshot with the
+    /// loop's newer one (a job just ended still running beside the job that took its slot).
+    func current(_ stored: Job) -> Job {
+        jobs[stored.id]?.live ?? ending[stored.id]?.job ?? stored
     }
 
     /// A state change of a job that is not (or no longer) in memory.
