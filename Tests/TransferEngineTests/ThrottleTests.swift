@@ -142,3 +142,30 @@ import Testing
         }
     }
 }
+
+@Suite struct PacerTests {
+    /// An upload is handed one piece of 1/200 of the stricter rate (at least 1 KiB, at most what
+    /// curl asks for), and owes it: the next piece waits for the debt.
+    @Test func uploadPiecesAreAFixedShareOfTheStricterRate() throws {
+        let loop = try UVLoop()
+        var now: Int64 = 0
+        let global = SharedBucket(loop: loop, rate: nil, clock: { now })
+        let pacer = Pacer(loop: loop, global: global, rate: 5 << 20, clock: { now })
+        #expect(pacer.allowance(64 * 1024) == (5 << 20) / 200)
+        #expect(pacer.allowance(8 * 1024) == 8 * 1024, "never more than asked for")
+        #expect(pacer.allowance(100) == 100)
+        global.setRate(100 * 1024, now: now)
+        #expect(pacer.allowance(64 * 1024) == 1024, "the global limit is stricter: 512 B, raised to 1 KiB")
+        global.setRate(nil, now: now)
+        pacer.setRate(nil)
+        #expect(pacer.allowance(64 * 1024) == 64 * 1024, "unlimited: what curl asks for")
+
+        pacer.setRate(1 << 20)
+        #expect(pacer.admit())
+        pacer.moved(pacer.allowance(64 * 1024))
+        #expect(!pacer.admit(), "the piece is owed")
+        now += 5
+        #expect(pacer.admit(), "5 ms at 1 MiB/s repay a 5 KiB piece")
+        pacer.stop()
+    }
+}

@@ -18,6 +18,10 @@ public final class UVLoop {
 
     public func stop() { uv_stop(raw) }
 
+    /// The loop's clock in milliseconds, as it was when this turn of the loop began: the clock
+    /// its timers run on.
+    public var now: Int64 { Int64(uv_now(raw)) }
+
     /// Closes every handle still open, runs their close callbacks, then frees the loop.
     deinit {
         uv_walk(raw, { handle, _ in

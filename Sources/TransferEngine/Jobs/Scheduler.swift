@@ -37,7 +37,10 @@ public final class Scheduler {
     /// The global limits, one bucket per direction, shared by every transfer.
     let downBucket: SharedBucket
     let upBucket: SharedBucket
-    let clock: () -> Int64 = { Int64(Monotonic.now * 1000) }
+    /// The buckets' clock is the loop's, which its timers run on: a timer set for the moment a
+    /// debt is repaid then fires when the bucket agrees it is (the real clock runs ahead of the
+    /// loop's during a turn, which woke transfers early, to be paused again for another 1 ms).
+    let clock: () -> Int64
     /// The configured global limits and timetable; the buckets hold what is in force now.
     var limits: LimitSettings
     var scheduleEntry: LimitSchedule.Entry?
@@ -98,6 +101,7 @@ public final class Scheduler {
         self.store = store
         self.logger = logger
         self.loop = loop
+        clock = { [unowned loop] in loop.now }
         events = EventBus(logger: logger)
         downBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         upBucket = SharedBucket(loop: loop, rate: nil, clock: clock)

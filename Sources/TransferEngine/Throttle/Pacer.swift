@@ -41,15 +41,13 @@ final class Pacer {
         return max(16 * 1024, min(proposed, Int(rate / Self.piecesPerSecond)))
     }
 
-    /// How much a transfer that can send any amount (an upload) should send now: what both
-    /// buckets hold (at least 1 KiB), so that sending never runs ahead of the rate.
+    /// How much a transfer that can send any amount (an upload) should send now that it is
+    /// admitted: one piece of 1/piecesPerSecond of the rate (at least 1 KiB), taken on credit like
+    /// a download's chunk. The debt paces the next piece, so pieces leave at a steady beat, about
+    /// piecesPerSecond a second, rather than as many tiny reads as the loop wakes up for.
     func allowance(_ proposed: Int) -> Int {
-        guard isLimited else { return proposed }
-        let now = clock()
-        own.refill(now: now)
-        global.bucket.refill(now: now)
-        let tokens = min(own.tokens, global.bucket.tokens)
-        return max(1024, min(chunkLimit(proposed), Int(tokens.isFinite ? tokens : Double(proposed))))
+        guard let rate = effectiveRate else { return proposed }
+        return min(proposed, max(1024, Int(rate / Self.piecesPerSecond)))
     }
 
     /// True when both buckets allow moving bytes now; otherwise `onAllowed` runs later.
