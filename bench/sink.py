@@ -4,11 +4,14 @@ benchmarks (nginx answers `return 200` before reading a POST body, and the clien
 sending). Answers 200 with the number of body bytes it read; appends one line per request to
 the log file: method, path, Content-Length, bytes read. With COUNTFILE, every body is also
 written there as it arrives (the file is emptied when a request starts), so that a sampler
-can watch the bytes received, the same way for every client.
+can watch the bytes received, the same way for every client; and COUNTFILE.arrivals gets one
+line per read from the socket, `CLOCK_MONOTONIC-nanoseconds bytes`, for an exact account of
+when each byte arrived.
     usage: sink.py PORT LOGFILE [COUNTFILE]
 """
 import socket
 import sys
+import time
 
 
 def serve(port, log_path, count_path=None):
@@ -43,16 +46,20 @@ def handle(connection, view, log_path, count_path=None):
             connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
     read = len(rest)
     counter = open(count_path, "wb", buffering=0) if count_path else None
+    arrivals = open(count_path + ".arrivals", "w") if count_path else None
     if counter:
         counter.write(rest)
+        arrivals.write(f"{time.monotonic_ns()} {len(rest)}\n")
     while read < length:
         count = connection.recv_into(view, min(len(view), length - read))
         if count == 0:
             break
         read += count
         if counter:
+            arrivals.write(f"{time.monotonic_ns()} {count}\n")
             counter.write(view[:count])
     if counter:
+        arrivals.close()
         counter.close()
     body = f"{read}\n".encode()
     status = b"200 OK" if read == length else b"400 Bad Request"

@@ -3,8 +3,10 @@
 #   1. a SIZE_MIB download at RATE, 2. a SIZE_MIB multipart upload at RATE (to bench/sink.py),
 #   3. four concurrent downloads under one global limit of RATE (transferd only: curl has no
 #      global limit).
-# Prints the average rate and the lowest and highest 1-second rate after the first second,
-# each as a fraction of the limit.
+# Prints, as fractions of the limit, the average rate, the lowest and highest 1-second rate
+# after the first second (windows end to end, and any second at all: sliding windows), and the
+# burst: the most bytes moved above the average rate over any interval (see bench/rates.py).
+# Downloads are sampled every 100 ms; uploads are timed exactly where they arrive (`, exact`).
 #   usage: bench/throttle.sh [SIZE_MIB=100] [RATE_MIB=5]
 source "$(dirname "$0")/lib.sh"
 SIZE_MIB=${1:-100}
@@ -29,8 +31,11 @@ summary() {  # label json -> one line with fractions of the limit
     python3 -c 'import json,sys
 r = json.loads(sys.argv[2]); limit = float(sys.argv[3])
 def f(v): return "   -  " if v is None else "%6.3f" % (v / limit)
-def line(name, s): print("%-34s avg %s  low %s  high %s  (%.1f s)" % (name, f(s["average"]), f(s["low"]), f(s["high"]), s["seconds"]))
-line(sys.argv[1], r["total"])
+def kib(v): return "   -   " if v is None else "%7.1f" % (v / 1024)
+def line(name, s, cpu=""): print("%-32s avg %s  1-s windows %s..%s  any 1 s %s..%s  burst %s KiB  %s(%.1f s%s)" % (
+    name, f(s["average"]), f(s["low"]), f(s["high"]), f(s["anyLow"]), f(s["anyHigh"]), kib(s["burst"]), cpu,
+    s["seconds"], ", exact" if s["exact"] else ""))
+line(sys.argv[1], r["total"], "cpu %.2f s " % r["cpu"])
 for i, s in enumerate(r.get("each", [])):
     line("  job %d (share %.2f of limit)" % (i + 1, 1 / len(r["each"])), s)' "$1" "$2" "$3"
 }
@@ -38,16 +43,16 @@ for i, s in enumerate(r.get("each", [])):
 out="$BENCH_DIR/out"
 CTL="$BIN/transferctl --state-dir $BENCH_DIR/state"
 id=$(ctl download "$URL/file.bin" -o "$out/t.bin" --limit-rate "${RATE_MIB}M" --paused)
-summary "download transferd" "$("$RATES" down "$SIZE" "$CTL resume $id" "file:$out/.t.bin.transferd-part|$out/t.bin")" "$RATE"
+summary "download transferd" "$(CPU_PID=$TRANSFERD_PID "$RATES" down "$SIZE" "$CTL resume $id" "file:$out/.t.bin.transferd-part|$out/t.bin")" "$RATE"
 summary "download curl --limit-rate" "$("$RATES" down "$SIZE" "curl -s --limit-rate $RATE -o $out/c.bin $URL/file.bin" \
     "file:$out/c.bin")" "$RATE"
 
 id=$(ctl upload "http://127.0.0.1:$SINK_PORT/up" -F "file=@$BENCH_DIR/www/file.bin" --limit-rate "${RATE_MIB}M" --paused)
-summary "upload transferd" "$("$RATES" up "$SIZE" "$CTL resume $id" "file:$BENCH_DIR/received")" "$RATE"
+summary "upload transferd" "$(CPU_PID=$TRANSFERD_PID "$RATES" up "$SIZE" "$CTL resume $id" "sink:$BENCH_DIR/received")" "$RATE"
 ctl wait "$id" >/dev/null
 summary "upload curl --limit-rate" "$("$RATES" up "$SIZE" \
     "curl -s --limit-rate $RATE -F file=@$BENCH_DIR/www/file.bin http://127.0.0.1:$SINK_PORT/up >/dev/null" \
-    "file:$BENCH_DIR/received")" "$RATE"
+    "sink:$BENCH_DIR/received")" "$RATE"
 
 ctl limit --down "${RATE_MIB}M" >/dev/null
 ids=(); sources=()
@@ -55,5 +60,5 @@ for n in 1 2 3 4; do
     ids+=("$(ctl download "$URL/part$n.bin" -o "$out/p$n.bin" --paused)")
     sources+=("file:$out/.p$n.bin.transferd-part|$out/p$n.bin")
 done
-summary "4 downloads, one global limit" "$("$RATES" four $((SIZE / 4)) "$CTL resume ${ids[*]}" "${sources[@]}")" "$RATE"
+summary "4 downloads, one global limit" "$(CPU_PID=$TRANSFERD_PID "$RATES" four $((SIZE / 4)) "$CTL resume ${ids[*]}" "${sources[@]}")" "$RATE"
 ctl wait "${ids[@]}" >/dev/null
