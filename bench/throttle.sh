@@ -2,7 +2,7 @@
 # Throttling accuracy, transferd against `curl --limit-rate` in the same run:
 #   1. a SIZE_MIB download at RATE, 2. a SIZE_MIB multipart upload at RATE (to bench/sink.py),
 #   3. four concurrent downloads under one global limit of RATE (transferd only: curl has no
-#      global limit).
+#      global limit), 4. limits changed while transfers run (transferd only), timed.
 # Prints, as fractions of the limit, the average rate, the lowest and highest 1-second rate
 # after the first second (windows end to end, and any second at all: sliding windows), and the
 # burst: the most bytes moved above the average rate over any interval (see bench/rates.py).
@@ -62,3 +62,26 @@ for n in 1 2 3 4; do
 done
 summary "4 downloads, one global limit" "$(CPU_PID=$TRANSFERD_PID "$RATES" four $((SIZE / 4)) "$CTL resume ${ids[*]}" "${sources[@]}")" "$RATE"
 ctl wait "${ids[@]}" >/dev/null
+
+# 4. Limits changed while transfers run (curl cannot): seconds from the `limit` command to the
+#    first 0.2 s at the new rate, for a job's own limit raised, the global limit lowered, and
+#    an upload's limit raised. The start is RATE/2, the new rate RATE*2 (or back to RATE/2).
+retarget() {  # label start-command source change-command new-rate
+    python3 -c 'import json,sys
+r = json.loads(sys.argv[2]); M = 1048576
+print("%-32s %s MiB/s before, %s s to the new %.1f MiB/s (%s MiB/s in the second after)" % (sys.argv[1],
+    "%.2f" % (r["before"] / M), "never" if r["seconds"] is None else "%.2f" % r["seconds"], float(sys.argv[3]) / M,
+    "-" if r["after"] is None else "%.2f" % (r["after"] / M)))' "$1" "$("$ROOT/bench/retarget.py" "$2" "$3" "$4" "$5")" "$5"
+}
+ctl limit --down off >/dev/null
+SLOW=$((RATE / 2)); FAST=$((RATE * 2))
+id=$(ctl download "$URL/file.bin" -o "$out/r1.bin" --limit-rate "$SLOW" --paused)
+retarget "job limit raised (download)" "$CTL resume $id" "$out/.r1.bin.transferd-part" "$CTL limit $id $FAST" "$FAST"
+ctl cancel "$id" >/dev/null 2>&1 || true  # it may have finished
+ctl limit --down "$FAST" >/dev/null
+id=$(ctl download "$URL/file.bin" -o "$out/r2.bin" --paused)
+retarget "global limit lowered (download)" "$CTL resume $id" "$out/.r2.bin.transferd-part" "$CTL limit --down $SLOW" "$SLOW"
+ctl cancel "$id" >/dev/null 2>&1 || true  # it may have finished
+id=$(ctl upload "http://127.0.0.1:$SINK_PORT/up" -T "$BENCH_DIR/www/file.bin" --limit-rate "$SLOW" --paused)
+retarget "job limit raised (upload)" "$CTL resume $id" "$BENCH_DIR/received" "$CTL limit $id $FAST" "$FAST"
+ctl cancel "$id" >/dev/null 2>&1 || true  # it may have finished

@@ -32,7 +32,8 @@ final class Pacer {
 
     /// The stricter of the two rates (nil when neither limits).
     var effectiveRate: Int64? {
-        [own.rate, global.bucket.rate].compactMap { $0 }.min()
+        guard let mine = own.rate else { return global.bucket.rate }
+        return global.bucket.rate.map { min($0, mine) } ?? mine
     }
 
     /// The largest piece worth moving at once under the limit in force.
