@@ -340,7 +340,11 @@ extension Scheduler {
 
     /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
     func jobEnded(_ job: Job) {
-        if let batch = job.batch, batchesEnding.remove(batch) != nil { batchEnded(batch) }
+        if let batch = job.batch {
+            let unrecorded = unrecordedEnds[batch, default: 1] - 1
+            unrecordedEnds[batch] = unrecorded > 0 ? unrecorded : nil
+            if unrecorded <= 0, batchesEnding.remove(batch) != nil { batchEnded(batch) }
+        }
         // In place: a waiter of thousands of jobs must not be copied at every end.
         var index = waiters.startIndex
         while index < waiters.endIndex {

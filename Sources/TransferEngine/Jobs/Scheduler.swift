@@ -71,6 +71,10 @@ public final class Scheduler {
     /// Unfinished jobs in memory per batch, and the batches whose last one just ended.
     var unfinishedByBatch: [Int64: Int] = [:]
     var batchesEnding: Set<Int64> = []
+    /// Per batch, its jobs that have ended in memory but whose end is not recorded yet. Ends are
+    /// recorded out of order (a failed download's partial file is synced first), so a batch is
+    /// judged ended only once the last of them is in the store.
+    var unrecordedEnds: [Int64: Int] = [:]
     /// Manifest chunks received so far, by connection and token.
     var submissions: [String: [ManifestEntry]] = [:]
     /// Completion hooks waiting for one of the `maxHooks` runners.
@@ -339,6 +343,7 @@ public final class Scheduler {
         if change.state.hasEnded {
             jobs[id] = nil
             ending[id] = (token, job)
+            if let batch = job.batch { unrecordedEnds[batch, default: 0] += 1 }
         }
         // A hook the end makes due is recorded with it, so it runs even if the daemon stops first.
         let hook = change.state.hasEnded ? PendingHook.forJob(job) : nil
