@@ -40,7 +40,7 @@ enum TransferCtl {
             return fail("unknown command '\(name)' (see transferctl --help)", .usage)
         }
         if list.wantsHelp {
-            FileHandle.standardOutput.write(command.help)
+            FileHandle.standardOutput.write(command.help.hasSuffix("\n") ? command.help : command.help + "\n")
             return .success
         }
         let context = Context(global: global)
