@@ -47,8 +47,7 @@ ctl cancel --batch "$batch" >/dev/null
 # 2. Many small files: aria2c -j 16 against transferd.
 for i in $(seq "$FILES"); do echo "http://127.0.0.1:$PORT/small/f$i"; done > "$BENCH_DIR/list.txt"
 echo "files: $FILES x $SIZE_KIB KiB, $RUNS runs each, alternating"
-printf '%-4s %14s %16s %8s\n' run aria2c_files/s transferd_files/s ratio
-: > "$BENCH_DIR/aria.txt"; : > "$BENCH_DIR/td.txt"; : > "$BENCH_DIR/ratio.txt"
+runs_header aria2c files/s
 for run in $(seq "$RUNS"); do
     rm -rf "$BENCH_DIR/out/aria" "$BENCH_DIR/out/td"; mkdir -p "$BENCH_DIR/out/aria" "$BENCH_DIR/out/td"; sync
     start=$(now)
@@ -69,9 +68,6 @@ for run in $(seq "$RUNS"); do
     td_rate=$(echo "$FILES / ($end - $start)" | bc -l)
     count=$(find "$BENCH_DIR/out/td" -type f -size "${SIZE_KIB}k" | wc -l)
     [ "$count" -eq "$FILES" ] || { echo "transferd wrote $count files" >&2; exit 1; }
-    ratio=$(echo "$td_rate / $aria_rate" | bc -l)
-    echo "$aria_rate" >> "$BENCH_DIR/aria.txt"; echo "$td_rate" >> "$BENCH_DIR/td.txt"; echo "$ratio" >> "$BENCH_DIR/ratio.txt"
-    printf '%-4s %14.0f %16.0f %8.2f\n' "$run" "$aria_rate" "$td_rate" "$ratio"
+    run_row "$run" "$aria_rate" "$td_rate"
 done
-printf 'median: aria2c %.0f files/s, transferd %.0f files/s, ratio %.2f\n' \
-    "$(median < "$BENCH_DIR/aria.txt")" "$(median < "$BENCH_DIR/td.txt")" "$(median < "$BENCH_DIR/ratio.txt")"
+runs_medians aria2c files/s; echo

@@ -16,8 +16,7 @@ start_transferd
 URL="http://127.0.0.1:$PORT/file.bin"
 machine
 echo "file: $SIZE_MIB MiB from nginx on 127.0.0.1, $RUNS runs each, alternating"
-printf '%-4s %12s %12s %8s\n' run curl_MiB/s transferd_MiB/s ratio
-: > "$BENCH_DIR/curl.txt"; : > "$BENCH_DIR/transferd.txt"; : > "$BENCH_DIR/ratio.txt"
+runs_header curl MiB/s
 for run in $(seq "$RUNS"); do
     rm -f "$BENCH_DIR/out/"*; sync
     start=$(now); curl -sf -o "$BENCH_DIR/out/curl.bin" "$URL"; end=$(now)
@@ -32,9 +31,6 @@ for run in $(seq "$RUNS"); do
     td_rate=$(echo "$SIZE_MIB / ($end - $start)" | bc -l)
     size=$(stat -c %s "$BENCH_DIR/out/transferd.bin")
     [ "$size" -eq $((SIZE_MIB * 1024 * 1024)) ] || { echo "transferd wrote $size bytes" >&2; exit 1; }
-    ratio=$(echo "$td_rate / $curl_rate" | bc -l)
-    echo "$curl_rate" >> "$BENCH_DIR/curl.txt"; echo "$td_rate" >> "$BENCH_DIR/transferd.txt"; echo "$ratio" >> "$BENCH_DIR/ratio.txt"
-    printf '%-4s %12.0f %12.0f %8.2f\n' "$run" "$curl_rate" "$td_rate" "$ratio"
+    run_row "$run" "$curl_rate" "$td_rate"
 done
-printf 'median: curl %.0f MiB/s, transferd %.0f MiB/s, ratio %.2f\n' \
-    "$(median < "$BENCH_DIR/curl.txt")" "$(median < "$BENCH_DIR/transferd.txt")" "$(median < "$BENCH_DIR/ratio.txt")"
+runs_medians curl MiB/s; echo

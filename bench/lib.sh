@@ -68,3 +68,22 @@ machine() {
     echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr)," \
          "$(curl --version | head -1 | cut -d' ' -f1-2), $(nginx -v 2>&1 | cut -d' ' -f3)"
 }
+
+# Runs that pit a peer against transferd, one line each: `runs_header PEER UNIT [EXTRA]` prints
+# the column heads, `run_row RUN PEER_RATE TRANSFERD_RATE [EXTRA]` one run (and keeps its
+# figures), `runs_medians PEER UNIT` the medians of both rates and of their ratio (no newline).
+runs_header() {
+    printf '%-4s %16s %18s %8s %s\n' run "$1_$2" "transferd_$2" ratio "${3:-}"
+    : > "$BENCH_DIR/peer.txt"; : > "$BENCH_DIR/transferd.txt"; : > "$BENCH_DIR/ratio.txt"
+}
+
+run_row() {
+    local ratio; ratio=$(echo "$3 / $2" | bc -l)
+    echo "$2" >> "$BENCH_DIR/peer.txt"; echo "$3" >> "$BENCH_DIR/transferd.txt"; echo "$ratio" >> "$BENCH_DIR/ratio.txt"
+    printf '%-4s %16.0f %18.0f %8.2f %s\n' "$1" "$2" "$3" "$ratio" "${4:-}"
+}
+
+runs_medians() {
+    printf 'median: %s %.0f %s, transferd %.0f %s, ratio %.2f' "$1" "$(median < "$BENCH_DIR/peer.txt")" "$2" \
+        "$(median < "$BENCH_DIR/transferd.txt")" "$2" "$(median < "$BENCH_DIR/ratio.txt")"
+}

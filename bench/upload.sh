@@ -16,8 +16,8 @@ start_transferd
 URL="http://127.0.0.1:$PORT/upload"
 machine
 echo "file: $SIZE_MIB MiB as one multipart part to a local sink, $RUNS runs each, alternating"
-printf '%-4s %12s %15s %8s %14s\n' run curl_MiB/s transferd_MiB/s ratio peak_RSS_MiB
-: > "$BENCH_DIR/curl.txt"; : > "$BENCH_DIR/transferd.txt"; : > "$BENCH_DIR/ratio.txt"; : > "$BENCH_DIR/rss.txt"
+runs_header curl MiB/s peak_RSS_MiB
+: > "$BENCH_DIR/rss.txt"
 expect_read() {  # the sink read every byte of the last request
     local last; last=$(tail -1 "$BENCH_DIR/logs/sink.log")
     set -- $last
@@ -37,11 +37,7 @@ for run in $(seq "$RUNS"); do
     expect_read
     rss=$(awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$TRANSFERD_PID/status")
     td_rate=$(echo "$SIZE_MIB / ($end - $start)" | bc -l)
-    ratio=$(echo "$td_rate / $curl_rate" | bc -l)
-    echo "$curl_rate" >> "$BENCH_DIR/curl.txt"; echo "$td_rate" >> "$BENCH_DIR/transferd.txt"
-    echo "$ratio" >> "$BENCH_DIR/ratio.txt"; echo "$rss" >> "$BENCH_DIR/rss.txt"
-    printf '%-4s %12.0f %15.0f %8.2f %14s\n' "$run" "$curl_rate" "$td_rate" "$ratio" "$rss"
+    echo "$rss" >> "$BENCH_DIR/rss.txt"
+    run_row "$run" "$curl_rate" "$td_rate" "$rss"
 done
-printf 'median: curl %.0f MiB/s, transferd %.0f MiB/s, ratio %.2f; transferd peak RSS %s MiB (max of runs)\n' \
-    "$(median < "$BENCH_DIR/curl.txt")" "$(median < "$BENCH_DIR/transferd.txt")" "$(median < "$BENCH_DIR/ratio.txt")" \
-    "$(sort -g "$BENCH_DIR/rss.txt" | tail -1)"
+runs_medians curl MiB/s; printf '; transferd peak RSS %s MiB (max of runs)\n' "$(sort -g "$BENCH_DIR/rss.txt" | tail -1)"
