@@ -30,6 +30,15 @@ final class FaultTests: IntegrationTestCase {
 
     private static let retryOptions = ["--retry", "3"]
 
+    /// Stops the daemon and starts another on the same state directory with `arguments`.
+    private func restartDaemon(with arguments: [String]) throws {
+        daemon.stop()
+        let custom = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
+                            extraArguments: arguments)
+        customDaemon = custom
+        try custom.start()
+    }
+
     /// ISO 8601 time from `show --json` (fractional seconds optional).
     private func date(_ value: Any?) -> Date? {
         guard let text = value as? String else { return nil }
@@ -181,11 +190,7 @@ final class FaultTests: IntegrationTestCase {
 
     /// Headers and 64 KiB, then silence: `--stall-timeout 2` aborts and retries (NEW).
     func testStalledAttemptIsAbortedAndRetried() throws {
-        daemon.stop()
-        let stallDaemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
-                                 extraArguments: ["--stall-timeout", "2"])
-        customDaemon = stallDaemon
-        try stallDaemon.start()
+        try restartDaemon(with: ["--stall-timeout", "2"])
 
         let name = "stall.bin"
         let size = 2 * MiB
@@ -226,11 +231,7 @@ final class FaultTests: IntegrationTestCase {
     }
 
     func testAJobWithoutProgressFailsAtTheDeadline() throws {
-        daemon.stop()
-        let deadlineDaemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
-                                    extraArguments: ["--no-progress-timeout", "3"])
-        customDaemon = deadlineDaemon
-        try deadlineDaemon.start()
+        try restartDaemon(with: ["--no-progress-timeout", "3"])
         let id = try cli.download(faults.url("never.bin", size: MiB, ["status": "503", "times": "100", "retry_after": "1"]),
                                   to: destination("never.bin"), ["--retry", "100"])
         let failed = try cli.awaitState(id, "failed", timeout: 20)
@@ -274,11 +275,7 @@ final class FaultTests: IntegrationTestCase {
     }
 
     func testStalledUploadIsAbortedAndSentAgain() throws {
-        daemon.stop()
-        let stallDaemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
-                                 extraArguments: ["--stall-timeout", "2"])
-        customDaemon = stallDaemon
-        try stallDaemon.start()
+        try restartDaemon(with: ["--stall-timeout", "2"])
         let source = workDir.appendingPathComponent("up-stall.bin")
         try Files.randomData(count: 4 * MiB).write(to: source)
         let sha = try cli.sha256(of: source)
