@@ -58,6 +58,7 @@ enum DaemonArguments {
         var defaultRetries = 7
         var noProgressSeconds = 30 * 60
         var level = Logger.Level.info
+        var wallClock = WallClock.system
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
             index += 1
@@ -95,6 +96,13 @@ enum DaemonArguments {
                 defaultRetries = retries
             case "--no-progress-timeout":
                 noProgressSeconds = try positive(argument, try value(argument), unit: " of seconds")
+            case "--test-clock":
+                // For tests only, and so not in the help: timetables see this instant now.
+                let text = try value(argument)
+                guard let instant = Timestamp(iso8601: text) else {
+                    throw UsageError(message: "--test-clock needs an ISO 8601 time like 2026-11-28T12:00:00Z, got '\(text)'")
+                }
+                wallClock = WallClock(startingAt: instant)
             case "--cacert":
                 cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
@@ -119,6 +127,7 @@ enum DaemonArguments {
         options.stallSeconds = stallSeconds
         options.defaultRetries = defaultRetries
         options.noProgressSeconds = noProgressSeconds
+        options.wallClock = wallClock
         return .run(options, level)
     }
 }

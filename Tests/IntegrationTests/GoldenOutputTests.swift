@@ -5,6 +5,11 @@ import XCTest
 /// Golden/. After an intended change, regenerate with `UPDATE_GOLDEN=1 swift test --filter GoldenOutputTests`
 /// and review the diff.
 final class GoldenOutputTests: IntegrationTestCase {
+    /// Output that depends on the date comes from a clock the test sets: a Saturday noon in UTC,
+    /// so the timetable below has an entry in force whatever day the tests run.
+    override class var daemonArguments: [String] { ["--test-clock", "2026-11-28T12:00:00Z"] }
+    override class var daemonEnvironment: [String: String] { ["TZ": "UTC"] }
+
     static let commands = ["download", "upload", "list", "show", "pause", "resume", "cancel", "retry", "wait",
                            "resume-data", "stats", "limit", "events", "watch", "batch", "backup"]
 

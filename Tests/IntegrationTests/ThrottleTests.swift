@@ -60,6 +60,23 @@ final class ThrottleTests: IntegrationTestCase {
         XCTAssertEqual(stats["schedule"] as? String, "Sat,Sun down=512K")
     }
 
+    /// The timetable follows the daemon's clock in its own time zone: Friday 20:00 UTC is
+    /// Saturday 05:00 in Tokyo and Friday 15:00 in New York.
+    func testTimetableFollowsTheDaemonsClockAndTimeZone() throws {
+        XCTAssertEqual(cli.run(["limit", "--down", "4M", "--schedule", "Sat,Sun down=1M"]).exitCode, 0)
+        for (zone, expected) in [("Asia/Tokyo", "Sat,Sun down=1M"), ("America/New_York", nil)] {
+            daemon.stop()
+            let zoned = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
+                               extraArguments: ["--test-clock", "2026-11-27T20:00:00Z"], environment: ["TZ": zone])
+            defer { zoned.stop() }
+            try zoned.start()
+            let stats = try XCTUnwrap(try cli.json(["stats"]) as? [String: Any])
+            XCTAssertEqual(stats["scheduleEntry"] as? String, expected, "TZ=\(zone): \(stats)")
+            let limits = try XCTUnwrap(stats["limits"] as? [String: Any], "\(stats)")
+            XCTAssertEqual(jsonInt(limits["down"]), expected == nil ? 4 * MiB : MiB, "TZ=\(zone)")
+        }
+    }
+
     func testBadTimetableIsRefusedPointingAtTheToken() throws {
         let result = cli.run(["limit", "--schedule", "Mon-Fri 08:00-18:00 down=1M; Mox 09:00-10:00 off"])
         XCTAssertEqual(result.exitCode, 2, result.summary)

@@ -22,6 +22,8 @@ public final class Daemon {
         public var defaultRetries = 7
         /// A job that moves no byte for this long fails instead of retrying.
         public var noProgressSeconds = 30 * 60
+        /// The date and time of day that timetables follow (tests pin it with `--test-clock`).
+        public var wallClock = WallClock.system
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -96,6 +98,7 @@ public final class Daemon {
         configuration.stallSeconds = options.stallSeconds
         configuration.defaultRetries = options.defaultRetries
         configuration.noProgressMilliseconds = Int64(options.noProgressSeconds) * 1000
+        configuration.wallClock = options.wallClock
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }

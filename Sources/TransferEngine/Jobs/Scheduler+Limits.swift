@@ -5,7 +5,7 @@ extension Scheduler {
     /// Puts the limits in force now into the global buckets (a timetable entry may have begun or
     /// ended); paused transfers re-evaluate at once when a limit changed.
     func applyLimits() {
-        let now = limits.effective(at: .now)
+        let now = limits.effective(at: configuration.wallClock.localTime)
         if now.entry != scheduleEntry {
             logger.info("limits now down \(Rate.describe(now.down)), up \(Rate.describe(now.up))" +
                         (now.entry.map { " (timetable: \($0.text))" } ?? ""))

@@ -18,6 +18,8 @@ public final class Scheduler {
         public var noProgressMilliseconds: Int64 = 30 * 60 * 1000
         /// How long a completion hook may run before it is killed.
         public var hookTimeoutMilliseconds = 60_000
+        /// The date and time of day that timetables follow.
+        public var wallClock = WallClock.system
 
         public init() {}
     }

@@ -24,14 +24,20 @@ public struct Timestamp: RawRepresentable, Hashable, Comparable, Codable, Sendab
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// `2026-11-28T12:00:00Z`, with or without fractional seconds; nil for anything else.
+    public init?(iso8601 text: String) {
+        let fractional = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        guard let date = fractional ?? (try? Date(text, strategy: Date.ISO8601FormatStyle())) else { return nil }
+        self.rawValue = Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
-        let fractional = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        guard let date = fractional ?? (try? Date(text, strategy: Date.ISO8601FormatStyle())) else {
+        guard let timestamp = Timestamp(iso8601: text) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 time: \(text)")
         }
-        self.rawValue = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        self = timestamp
     }
 
     public func encode(to encoder: Encoder) throws {

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The daemon-wide limits: a rate per direction and an optional timetable that overrides them
 /// while one of its entries applies. Persisted in the `settings` table.
 public struct LimitSettings: Equatable, Sendable {
@@ -50,16 +46,5 @@ public struct LimitSettings: Equatable, Sendable {
             try store.setSetting(Key.up, up.map(String.init))
             try store.setSetting(Key.schedule, schedule?.text)
         }
-    }
-}
-
-extension LimitSchedule.LocalTime {
-    /// The current local time (the TZ environment variable applies).
-    public static var now: LimitSchedule.LocalTime {
-        var seconds = time(nil)
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        return LimitSchedule.LocalTime(weekday: (Int(parts.tm_wday) + 6) % 7,
-                                       minute: Int(parts.tm_hour) * 60 + Int(parts.tm_min))
     }
 }

@@ -54,8 +54,10 @@ final class ChildProcess {
     private let exited = DispatchGroup()
 
     /// Launches `executable`. When `stdoutURL == stderrURL` both streams share one file.
-    /// `append` keeps existing content (used for the daemon log across restarts).
-    init(executable: URL, arguments: [String], stdoutURL: URL, stderrURL: URL, append: Bool = false) throws {
+    /// `append` keeps existing content (used for the daemon log across restarts); `environment`
+    /// is set on top of the sanitized one.
+    init(executable: URL, arguments: [String], stdoutURL: URL, stderrURL: URL, append: Bool = false,
+         environment: [String: String] = [:]) throws {
         name = ([executable.lastPathComponent] + arguments).joined(separator: " ")
         let out = try Self.openForWriting(stdoutURL, append: append)
         let err = stderrURL == stdoutURL ? out : try Self.openForWriting(stderrURL, append: append)
@@ -65,7 +67,7 @@ final class ChildProcess {
         }
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ChildEnvironment.sanitized
+        process.environment = ChildEnvironment.sanitized.merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err

@@ -14,15 +14,19 @@ final class Daemon {
     let stateDir: URL
     let logURL: URL
     let arguments: [String]
+    /// Set on top of the test's own environment (e.g. `TZ`).
+    let environment: [String: String]
     private let cli: CLI
     private(set) var child: ChildProcess?
 
-    init(binaries: Binaries, stateDir: URL, logURL: URL, cli: CLI, extraArguments: [String] = []) {
+    init(binaries: Binaries, stateDir: URL, logURL: URL, cli: CLI, extraArguments: [String] = [],
+         environment: [String: String] = [:]) {
         self.binaries = binaries
         self.stateDir = stateDir
         self.logURL = logURL
         self.cli = cli
         arguments = ["--state-dir", stateDir.path, "--log-level", "debug"] + extraArguments
+        self.environment = environment
     }
 
     var socketPath: String { stateDir.appendingPathComponent("transferd.sock").path }
@@ -33,7 +37,7 @@ final class Daemon {
     func start() throws {
         guard !isRunning else { throw HarnessError("daemon already running") }
         let process = try ChildProcess(executable: binaries.transferd, arguments: arguments,
-                                       stdoutURL: logURL, stderrURL: logURL, append: true)
+                                       stdoutURL: logURL, stderrURL: logURL, append: true, environment: environment)
         child = process
         var lastStats: CommandResult?
         let ready = poll(timeout: 15) {

@@ -9,6 +9,8 @@ class IntegrationTestCase: XCTestCase {
     class var slowRate: String { "512k" }
     /// Extra `transferd` options for the daemon every test starts with.
     class var daemonArguments: [String] { [] }
+    /// Extra environment for that daemon (e.g. `TZ`).
+    class var daemonEnvironment: [String: String] { [:] }
 
     private(set) var workDir: URL!
     private(set) var binaries: Binaries!
@@ -33,7 +35,7 @@ class IntegrationTestCase: XCTestCase {
         cli = try CLI(binaries: binaries, stateDir: stateDir, scratch: workDir.appendingPathComponent("cli"))
         daemon = Daemon(binaries: binaries, stateDir: stateDir,
                         logURL: workDir.appendingPathComponent("transferd.log"), cli: cli,
-                        extraArguments: Self.daemonArguments)
+                        extraArguments: Self.daemonArguments, environment: Self.daemonEnvironment)
         try daemon.start()
     }
 
