@@ -20,7 +20,7 @@ struct Context {
     static func status(for code: ControlError.Code) -> ExitStatus {
         switch code {
         case .badRequest, .invalidArgument, .tooLarge, .unsupportedVersion: .usage
-        case .unknownJob, .unknownBatch, .illegalTransition, .forbidden, .internal: .failure
+        case .unknownJob, .unknownBatch, .illegalTransition, .destinationTaken, .forbidden, .internal: .failure
         }
     }
 

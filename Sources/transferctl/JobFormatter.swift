@@ -64,6 +64,7 @@ enum JobFormatter {
                 parts.append(ByteCount.describe(attempt.bytes))
                 if let error = attempt.error { parts.append("\(error.code): \(error.message)") }
                 lines.append(parts.joined(separator: "  "))
+                if let reason = attempt.startedOver { lines.append("      started from byte 0: \(reason.message)") }
                 if let metrics = attempt.metrics { lines.append("      " + timings(metrics)) }
             }
         }

@@ -18,7 +18,7 @@ import Testing
         resume.bytesTotal = 10_000
         let line = CurlCommand.line(for: job(.download, url: "https://u:pw@h/f.iso", headers: ["Cookie: a=b", "X: 1"]),
                                     resume: resume)
-        #expect(line == #"curl --fail --location --max-redirs 10 -H 'Cookie: <redacted>' -H 'X: 1' --limit-rate 1024 --proto-redir =https --range 4096- -H 'If-Range: "e1"' --output /d/.f.iso.transferd-part 'https://u:<redacted>@h/f.iso'"#)
+        #expect(line == #"curl --fail --location --max-redirs 10 -H 'Cookie: <redacted>' -H 'X: 1' --limit-rate 1024 --proto-redir =https --continue-at 4096 -H 'If-Range: "e1"' --output /d/.f.iso.transferd-part 'https://u:<redacted>@h/f.iso'"#)
         #expect(!line.contains("pw@"))
     }
 

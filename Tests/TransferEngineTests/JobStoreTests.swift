@@ -96,9 +96,10 @@ import Testing
         try Data(repeating: 7, count: 5000).write(to: URL(fileURLWithPath: partial))
         try store.saveResume(job.id, ResumeState(partialPath: partial, bytesDurable: 3000,
                                                  validators: Validators(etag: "\"e\""), bytesTotal: 9000))
-        guard case .ready(let file, let resume) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
+        guard case .ready(let file, let resume, let startedOver) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
             Issue.record("expected a ready attempt"); return
         }
+        #expect(startedOver == nil)
         #expect(resume.bytesDurable == 3000)
         #expect(file.size == 3000)
         #expect(try store.attempts(job.id).first?.rangeStart == 3000)
@@ -111,9 +112,11 @@ import Testing
         try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: partial))
         try store.saveResume(job.id, ResumeState(partialPath: partial, bytesDurable: 3000,
                                                  validators: Validators(etag: "\"e\""), bytesTotal: 9000))
-        guard case .ready(let file, let resume) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
+        guard case .ready(let file, let resume, let startedOver) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
             Issue.record("expected a ready attempt"); return
         }
+        #expect(startedOver == .shortened)
+        #expect(try store.attempts(job.id).first?.startedOver == .shortened)
         #expect(resume.bytesDurable == 0)
         #expect(resume.validators == Validators())
         #expect(file.size == 0)
@@ -125,7 +128,7 @@ import Testing
         let partial = job.partialPath!
         try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: partial))
         try store.saveResume(job.id, ResumeState(partialPath: partial, bytesDurable: 1000))
-        guard case .ready(_, let resume) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
+        guard case .ready(_, let resume, .noValidator?) = try AttemptPreparation.prepare(job, attempt: 1, in: store) else {
             Issue.record("expected a ready attempt"); return
         }
         #expect(resume.bytesDurable == 0)

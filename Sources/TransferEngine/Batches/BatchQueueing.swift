@@ -54,10 +54,14 @@ enum BatchQueueing {
                     try store.recordBackupFile(target, relativePath, source: backupSource, sha256: entry.sha256, job: job.id)
                 }
                 jobs.append(job)
-            } catch let error as ControlError {
+            } catch {
                 // A backup's entries are files, a manifest's are lines.
                 let place = entry.relativePath ?? "line \(entry.line)"
-                throw ControlError(error.code, "\(place): \(error.message)")
+                switch error {
+                case let error as ControlError: throw ControlError(error.code, "\(place): \(error.message)")
+                case let error as DestinationTaken: throw ControlError(.destinationTaken, "\(place): \(error.message)")
+                default: throw error
+                }
             }
         }
         return Outcome(batch: batch, created: created, jobs: jobs, skipped: skipped)

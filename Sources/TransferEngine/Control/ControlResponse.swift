@@ -64,6 +64,8 @@ public struct ControlError: Error, Codable, Equatable, Sendable {
         case unknownBatch = "unknown_batch"
         /// The job's state does not allow what was asked.
         case illegalTransition = "illegal_transition"
+        /// Another unfinished job already downloads to that destination.
+        case destinationTaken = "destination_taken"
         case tooLarge = "too_large"
         case unsupportedVersion = "unsupported_version"
         case forbidden
@@ -76,6 +78,12 @@ public struct ControlError: Error, Codable, Equatable, Sendable {
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+}
+
+extension ControlError {
+    init(_ taken: DestinationTaken) {
+        self.init(.destinationTaken, taken.message)
     }
 }
 

@@ -15,8 +15,11 @@ public enum CurlCommand {
         }
         switch job.kind {
         case .download:
-            if let resume, resume.bytesReceived > 0, let validator = resume.etag ?? resume.lastModified {
-                words += ["--range", "\(resume.bytesReceived)-", "-H", "If-Range: \(validator)"]
+            // --continue-at appends to the partial file (--range would truncate it and write the
+            // rest from its first byte); curl refuses a 200 (the entity changed) instead of appending it.
+            if let resume, resume.bytesReceived > 0,
+               let validator = Validators(etag: resume.etag, lastModified: resume.lastModified).ifRange {
+                words += ["--continue-at", "\(resume.bytesReceived)", "-H", "If-Range: \(validator)"]
             }
             words += ["--output", resume?.partialPath ?? job.partialPath ?? job.path ?? "-"]
         case .upload:

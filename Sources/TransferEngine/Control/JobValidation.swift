@@ -55,7 +55,7 @@ enum JobValidation {
         guard PartialFile.partialPath(for: path) == resume.partialPath else {
             throw ControlError(.invalidArgument, "the resume data's partial file \(resume.partialPath) does not belong to \(path); use -o \(resume.path)")
         }
-        guard let file = try? PartialFile(path: resume.partialPath, create: false), file.size >= resume.bytesReceived else {
+        guard let size = PartialFile.size(at: resume.partialPath), size >= resume.bytesReceived else {
             throw ControlError(.invalidArgument, "the partial file \(resume.partialPath) is missing or shorter than the \(resume.bytesReceived) bytes the resume data records")
         }
     }

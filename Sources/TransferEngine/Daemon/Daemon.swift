@@ -76,6 +76,7 @@ public final class Daemon {
             umask(previous)
             chmod(paths.database, 0o600)
             try jobStore.closeInterruptedAttempts()
+            try jobStore.releaseEndedDestinations()
             unfinished = try jobStore.unfinishedJobs()
             // Limits persist; options given now replace the stored ones.
             limits = try LimitSettings.load(from: jobStore)

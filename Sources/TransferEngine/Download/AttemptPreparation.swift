@@ -1,8 +1,10 @@
-/// Readies a download attempt off the loop thread: opens the partial file, cuts it back to the
-/// last durable checkpoint and records the attempt. Runs on the store's queue.
+/// Readies a download attempt off the loop thread: opens the partial file, checks that it is
+/// the file transferd left, cuts it back to the last durable checkpoint and records the attempt.
+/// Runs on the store's queue.
 enum AttemptPreparation: Sendable {
-    /// Ready to transfer from `resume.bytesDurable`.
-    case ready(PartialFile, ResumeState)
+    /// Ready to transfer from `resume.bytesDurable` (0, and why, when the bytes it had were not
+    /// to be trusted).
+    case ready(PartialFile, ResumeState, startedOver: StartOverReason?)
     /// The partial file was complete and verified when the daemon stopped: only the rename is left.
     case finalize(PartialFile, ResumeState)
     /// The rename had happened too; only the record of it was missing.
@@ -24,18 +26,24 @@ enum AttemptPreparation: Sendable {
             resume = ResumeState(partialPath: resume.partialPath)
         }
         let file = try PartialFile(path: resume.partialPath)
-        // Never extend a file to a recorded length, and never continue bytes that no validator
-        // can tie to the entity: both start over from byte 0.
-        if file.size < resume.bytesDurable || (resume.bytesDurable > 0 && resume.validators.ifRange == nil) {
-            resume = ResumeState(partialPath: resume.partialPath)
+        // Never extend a file to a recorded length, never continue bytes that no validator can
+        // tie to the entity, and never append to bytes transferd did not write: start over.
+        var startedOver: StartOverReason?
+        if resume.bytesDurable > 0 {
+            if file.replacedForeignFile {
+                startedOver = .foreign
+            } else if let current = file.identity {
+                startedOver = resume.reasonToStartOver(current: current)
+            }
         }
+        if startedOver != nil { resume = ResumeState(partialPath: resume.partialPath) }
         try file.truncate(to: resume.bytesDurable)
-        let start = resume
+        let start = resume.identified(by: file, writing: true)
         try store.transaction {
             try store.saveResume(job.id, start)
-            try store.beginAttempt(job.id, number: attempt, rangeStart: start.bytesDurable)
+            try store.beginAttempt(job.id, number: attempt, rangeStart: start.bytesDurable, startedOver: startedOver)
         }
-        return .ready(file, resume)
+        return .ready(file, start, startedOver: startedOver)
     }
 
     /// An upload sends its whole body again on every attempt: multipart cannot continue mid-stream.

@@ -2,13 +2,18 @@
 import Glibc
 #endif
 
-/// The file a download writes into before it is complete. Owns the descriptor (closed in deinit).
-/// Thread: writes on the loop thread; sync, truncate and read on the file queue.
+/// The file a download writes into before it is complete. Owns the descriptor (closed in deinit)
+/// and holds the file's lock while open. Thread: writes on the loop thread; sync, truncate and
+/// read on the file queue.
 // @unchecked: a file descriptor; pwrite/fdatasync/ftruncate are thread-safe system calls and
 // the engine never writes from two threads at once.
 public final class PartialFile: @unchecked Sendable {
     public let path: String
     private let descriptor: Int32
+    private let lock: FileLock?
+    /// A file at `path` that this daemon's user did not own alone (another owner, other links,
+    /// not a regular file) was removed and a new one created: nothing of it was trusted.
+    public let replacedForeignFile: Bool
 
     /// `<dir>/.<name>.transferd-part`: hidden, beside the destination, same filesystem.
     public static func partialPath(for destination: String) -> String {
@@ -18,16 +23,54 @@ public final class PartialFile: @unchecked Sendable {
         return "\(directory).\(name).transferd-part"
     }
 
-    /// Opens (creating if needed) without following a symlink planted at `path`.
+    /// Opens (creating if needed) without following a symlink planted at `path`, and takes its
+    /// lock (`busy` when another process holds it). A file someone else planted there is never
+    /// adopted: it is replaced by a new, empty one (O_EXCL, so a race fails instead).
     public init(path: String, create: Bool = true) throws(TransferError) {
         self.path = path
         if create { try Self.createDirectories(for: path) }
-        let fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        var fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
         guard fd >= 0 else { throw Self.error(path: path, operation: "create", errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw Self.error(path: path, operation: "inspect", errno: code)
+        }
+        replacedForeignFile = !Self.isOurs(info)
+        if replacedForeignFile {
+            close(fd)
+            guard create else { throw TransferError.io(path: path, operation: "trust", errno: EPERM) }
+            guard unlink(path) == 0 || errno == ENOENT else { throw Self.error(path: path, operation: "remove", errno: errno) }
+            fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o644)
+            guard fd >= 0, fstat(fd, &info) == 0 else {
+                let code = errno
+                if fd >= 0 { close(fd) }
+                throw Self.error(path: path, operation: "create", errno: code)
+            }
+        }
         descriptor = fd
+        do {
+            lock = try FileLock.acquire(fd, info, path: path)
+        } catch {
+            close(fd)
+            throw error
+        }
     }
 
     deinit { close(descriptor) }
+
+    /// A regular file owned by this process's user, with no other name.
+    private static func isOurs(_ info: stat) -> Bool {
+        (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid() && info.st_nlink == 1
+    }
+
+    /// The file as it is now: inode, size, modification time.
+    public var identity: FileIdentity? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return FileIdentity(info)
+    }
 
     public var size: Int64 {
         var info = stat()
@@ -79,6 +122,12 @@ public final class PartialFile: @unchecked Sendable {
 
     public static func remove(_ path: String) {
         unlink(path)
+    }
+
+    /// The size of the file at `path` (not following a symlink), nil when there is none.
+    public static func size(at path: String) -> Int64? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
     public static func exists(_ path: String) -> Bool {

@@ -24,14 +24,65 @@ public struct ResumeState: Equatable, Sendable {
     public var bytesTotal: Int64?
     /// The partial file is complete, synced and verified; only the rename into place is left.
     public var finalizing: Bool
+    /// The partial file as transferd last left it; nil when not known (older records, imports).
+    public var file: FileIdentity?
+    /// `file` was taken while an attempt could still write after it (a checkpoint): after a
+    /// crash the file may have grown and changed since, by transferd's own hand.
+    public var fileWriting: Bool
 
     public init(partialPath: String, bytesDurable: Int64 = 0, validators: Validators = Validators(),
-                bytesTotal: Int64? = nil, finalizing: Bool = false) {
+                bytesTotal: Int64? = nil, finalizing: Bool = false, file: FileIdentity? = nil,
+                fileWriting: Bool = false) {
         self.partialPath = partialPath
         self.bytesDurable = bytesDurable
         self.validators = validators
         self.bytesTotal = bytesTotal
         self.finalizing = finalizing
+        self.file = file
+        self.fileWriting = fileWriting
+    }
+
+    /// This state with `file`'s identity as it is now (call after its bytes are synced).
+    func identified(by file: PartialFile, writing: Bool) -> ResumeState {
+        var state = self
+        state.file = file.identity
+        state.fileWriting = writing
+        return state
+    }
+
+    /// Why the recorded bytes cannot be continued in the partial file as it is now (`current`),
+    /// or nil when they can. Bytes are trusted only in the file transferd wrote, as it left it:
+    /// after a clean stop, the same size and modification time; after a crash mid-write, the
+    /// same inode at least as long as the recorded length. Pure.
+    public func reasonToStartOver(current: FileIdentity) -> StartOverReason? {
+        guard bytesDurable > 0 else { return nil }
+        guard validators.ifRange != nil else { return .noValidator }
+        if let file, !file.isSameFile(as: current) { return .replaced }
+        guard current.size >= bytesDurable else { return .shortened }
+        if let file, !fileWriting, file.size != current.size || file.modifiedNanoseconds != current.modifiedNanoseconds {
+            return .changed
+        }
+        return nil
+    }
+}
+
+/// Why an attempt started from byte 0 although the job had bytes. The raw value is stored with
+/// the attempt and shown by `show` (never renamed).
+public enum StartOverReason: String, Codable, Equatable, Sendable {
+    case noValidator = "no_validator"
+    case replaced = "partial_file_replaced"
+    case shortened = "partial_file_shortened"
+    case changed = "partial_file_changed"
+    case foreign = "partial_file_foreign"
+
+    public var message: String {
+        switch self {
+        case .noValidator: "the server gave no ETag or Last-Modified to resume against"
+        case .replaced: "the partial file was deleted or replaced while the job was not running"
+        case .shortened: "the partial file is shorter than the bytes recorded"
+        case .changed: "the partial file was changed by another program while the job was not running"
+        case .foreign: "the partial file belonged to another user or had other links; it was replaced"
+        }
     }
 }
 

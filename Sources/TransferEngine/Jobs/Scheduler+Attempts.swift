@@ -14,8 +14,12 @@ extension Scheduler {
         let state = transfer.checkpoint
         let id = transfer.jobID
         let attempt = transfer.attempt
+        let received = transfer.received
         let file = transfer.file
-        durably({ try file.sync() }, record: { try $0.saveResume(id, state) }) { scheduler, result in
+        durably({ try file.sync() }, record: { store in
+            try store.saveResume(id, state.identified(by: file, writing: true))
+            try store.recordAttemptBytes(id, number: attempt, bytes: received)
+        }) { scheduler, result in
             guard let transfer = scheduler.transfer(id, attempt: attempt) else { return }
             switch result {
             case .success:
@@ -38,7 +42,7 @@ extension Scheduler {
         let attempt = transfer.attempt
         let file = transfer.file
         logger.info("job \(id): the server sent the whole entity; starting over from byte 0")
-        durably({ try file.truncate(to: 0) }, record: { try $0.saveResume(id, fresh) }) { scheduler, result in
+        durably({ try file.truncate(to: 0) }, record: { try $0.saveResume(id, fresh.identified(by: file, writing: true)) }) { scheduler, result in
             guard let transfer = scheduler.transfer(id, attempt: attempt), let scheduled = scheduler.jobs[id] else { return }
             switch result {
             case .success:
@@ -99,7 +103,7 @@ extension Scheduler {
                 scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
             }
             let record: @Sendable (JobStore) throws -> Void = { store in
-                if let checkpoint { try store.saveResume(id, checkpoint) }
+                if let checkpoint, let file { try store.saveResume(id, checkpoint.identified(by: file, writing: false)) }
                 if let response { try store.saveResponse(id, response) }
                 try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received,
                                         metrics: metrics)

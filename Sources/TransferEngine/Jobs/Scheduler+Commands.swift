@@ -60,6 +60,8 @@ extension Scheduler {
                 scheduler.startNext()
             case .failure(let error as ControlError):
                 scheduler.respond(token, .failure(error))
+            case .failure(let error as DestinationTaken):
+                scheduler.respond(token, .failure(ControlError(error)))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the job: \(error)")))
             }
@@ -229,7 +231,13 @@ extension Scheduler {
                 }
                 remaining += 1
                 changed.append(scheduled)
-                perform(command, on: scheduled, to: target) { finishOne() }
+                perform(command, on: scheduled, to: target) { error in
+                    if let error {
+                        errors.append(error)
+                        changed.removeAll { $0 === scheduled }
+                    }
+                    finishOne()
+                }
             }
         }
         finishOne()
@@ -249,19 +257,18 @@ extension Scheduler {
         return state.canTransition(to: target) ? target : nil
     }
 
+    /// Moves one job; `done` gets the reason it could not.
     private func perform(_ command: ControlCommand, on scheduled: ScheduledJob, to target: JobState,
-                         done: @escaping () -> Void) {
+                         done: @escaping (ControlError?) -> Void) {
         let id = scheduled.id
         if target == .queued {
             if scheduled.job.state == .failed {
-                scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
-                scheduled.lastProgress = .now
-                jobs[id] = scheduled
+                return retryFailed(scheduled, done: done)
             }
             let reason = command == .retry ? "retry by user" : "resumed by user"
-            return change(scheduled, StateChange(.queued, reason: reason), then: { _ in done() })
+            return change(scheduled, StateChange(.queued, reason: reason), then: { _ in done(nil) })
         }
-        if target == .paused { return suspend(scheduled, to: .paused, reason: "paused by user", done: done) }
+        if target == .paused { return suspend(scheduled, to: .paused, reason: "paused by user") { done(nil) } }
         stopTransfer(of: scheduled) { [unowned self] transfer in
             let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
             if let (number, status, bytes, metrics) = attempt {
@@ -276,8 +283,35 @@ extension Scheduler {
                 }
             }) { [unowned self] _ in
                 if let partialPath { files.async { PartialFile.remove(partialPath) } }
-                done()
+                done(nil)
             }
+        }
+    }
+
+    /// A failed job is queued again once it owns its destination again (another job may have
+    /// taken it meanwhile: then it stays failed, and the reply names that job).
+    private func retryFailed(_ scheduled: ScheduledJob, done: @escaping (ControlError?) -> Void) {
+        let id = scheduled.id
+        let requeue = { [unowned self] in
+            guard scheduled.job.state == .failed, jobs[id] == nil || jobs[id] === scheduled else {
+                return done(ControlError(.illegalTransition, "cannot retry job \(id): it is \(scheduled.job.state.rawValue)"))
+            }
+            scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
+            scheduled.lastProgress = .now
+            jobs[id] = scheduled
+            change(scheduled, StateChange(.queued, reason: "retry by user"), then: { _ in done(nil) })
+        }
+        guard scheduled.job.kind == .download, let path = scheduled.job.path else { return requeue() }
+        let token = nextToken()
+        pendingThen[token] = { result in
+            switch result {
+            case .success: requeue()
+            case .failure(let error as DestinationTaken): done(ControlError(error))
+            case .failure(let error): done(ControlError(.internal, "cannot retry job \(id): \(error)"))
+            }
+        }
+        stored({ store in try store.claimDestination(of: id, path: path) }) { scheduler, result in
+            scheduler.pendingThen.removeValue(forKey: token)?(result)
         }
     }
 

@@ -93,6 +93,7 @@ extension Scheduler {
             guard scheduled.job.state.canTransition(to: state), jobs[id] === scheduled else { return done() }
             let download = transfer as? DownloadTransfer
             let checkpoint = download?.checkpoint
+            let file = download?.file
             let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
             if let (number, status, bytes, metrics) = attempt {
                 attemptFinished(id, attempt: number, status: status, error: nil, bytes: bytes, metrics: metrics)
@@ -100,8 +101,9 @@ extension Scheduler {
             scheduled.detach()
             change(scheduled, StateChange(state, reason: reason, httpStatus: transfer?.status,
                                           bytesDone: checkpoint?.bytesDurable),
-                   syncing: download?.file, alsoRecord: { store in
-                       if let checkpoint { try store.saveResume(id, checkpoint) }
+                   syncing: file, alsoRecord: { store in
+                       // Stopped: the file as it is now is the file as transferd left it.
+                       if let checkpoint, let file { try store.saveResume(id, checkpoint.identified(by: file, writing: false)) }
                        if let (number, status, bytes, metrics) = attempt {
                            try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes,
                                                    metrics: metrics)

@@ -170,7 +170,11 @@ public final class Scheduler {
             return  // paused, cancelled or stopping meanwhile: that change is already persisted
         }
         switch result {
-        case .success(.ready(let file, let resume)):
+        case .success(.ready(let file, let resume, let startedOver)):
+            if let startedOver {
+                logger.warn("job \(id): \(startedOver.message); starting over from byte 0")
+                scheduled.job.bytesDone = 0
+            }
             launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
                 let pacer = Pacer(loop: loop, global: downBucket, rate: scheduled.job.limit, clock: clock)
                 let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,

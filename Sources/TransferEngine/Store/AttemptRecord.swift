@@ -11,9 +11,12 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
     public var bytes: Int64
     /// libcurl's timings, once the attempt has ended (nil for one a stopped daemon left open).
     public var metrics: AttemptMetrics?
+    /// Why the attempt started from byte 0 although the job had bytes.
+    public var startedOver: StartOverReason?
 
     public init(number: Int, startedAt: Timestamp, endedAt: Timestamp? = nil, rangeStart: Int64,
-                httpStatus: Int? = nil, error: JobError? = nil, bytes: Int64 = 0, metrics: AttemptMetrics? = nil) {
+                httpStatus: Int? = nil, error: JobError? = nil, bytes: Int64 = 0, metrics: AttemptMetrics? = nil,
+                startedOver: StartOverReason? = nil) {
         self.number = number
         self.startedAt = startedAt
         self.endedAt = endedAt
@@ -22,6 +25,7 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         self.error = error
         self.bytes = bytes
         self.metrics = metrics
+        self.startedOver = startedOver
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -34,9 +38,10 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         try container.encode(error, forKey: .error)
         try container.encode(bytes, forKey: .bytes)
         try container.encode(metrics, forKey: .metrics)
+        try container.encodeIfPresent(startedOver, forKey: .startedOver)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics
+        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics, startedOver
     }
 }

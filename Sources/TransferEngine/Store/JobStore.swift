@@ -77,22 +77,52 @@ public final class JobStore {
         let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         return try connection.transaction {
+            let destination = try new.kind == .download ? new.path.map { try claimableDestination($0, for: nil) } : nil
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                                  method, upload, tls, job_key, on_complete, on_fail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  method, upload, tls, job_key, on_complete, on_fail, destination)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
                 new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
-                upload == nil ? String?.none : new.method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail)
+                upload == nil ? String?.none : new.method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
+                destination)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }
             return job
         }
+    }
+
+    // MARK: Destinations
+
+    /// The canonical form of `path`, which no unfinished job but `id` owns; throws
+    /// `DestinationTaken` naming the owner otherwise.
+    func claimableDestination(_ path: String, for id: JobID?) throws -> String {
+        let canonical = DestinationPath.canonical(path)
+        let owners = try connection.query("SELECT id FROM jobs WHERE destination = ? AND id IS NOT ?",
+                                          [canonical, id?.rawValue]) { JobID(rawValue: $0.int64()) }
+        if let owner = owners.first { throw DestinationTaken(path: path, owner: owner) }
+        return canonical
+    }
+
+    /// Makes job `id` the owner of its destination again (before a failed download is retried).
+    func claimDestination(of id: JobID, path: String) throws {
+        try connection.transaction {
+            let canonical = try claimableDestination(path, for: id)
+            try connection.run("UPDATE jobs SET destination = ? WHERE id = ?", canonical, id.rawValue)
+        }
+    }
+
+    /// An ended job owns nothing: clears claims a crash left between a claim and its state change.
+    func releaseEndedDestinations() throws {
+        try connection.run("""
+            UPDATE jobs SET destination = NULL
+            WHERE destination IS NOT NULL AND state IN ('completed', 'cancelled', 'failed')
+            """)
     }
 
     public func job(_ id: JobID) throws -> Job? {
@@ -130,26 +160,35 @@ public final class JobStore {
         try connection.run("""
             UPDATE jobs SET state = ?, state_reason = ?, error_code = ?, error_message = ?,
                    http_status = coalesce(?, http_status), next_attempt_at = ?,
-                   finished_at = ?, bytes_done = coalesce(?, bytes_done), updated_at = ?
+                   finished_at = ?, bytes_done = coalesce(?, bytes_done), updated_at = ?,
+                   destination = CASE WHEN ? THEN NULL ELSE destination END
             WHERE id = ?
             """,
             change.state.rawValue, change.reason, change.error?.code, change.error?.message,
             change.httpStatus, change.nextAttemptAt?.rawValue,
-            change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, now.rawValue, id.rawValue)
+            change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, now.rawValue,
+            change.state.hasEnded, id.rawValue)
     }
 
     // MARK: Attempts
 
-    public func beginAttempt(_ id: JobID, number: Int, rangeStart: Int64, now: Timestamp = .now) throws {
+    public func beginAttempt(_ id: JobID, number: Int, rangeStart: Int64, startedOver: StartOverReason? = nil,
+                             now: Timestamp = .now) throws {
         try connection.transaction {
             try connection.run("""
                 UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL,
                        updated_at = ? WHERE id = ?
                 """, number, now.rawValue, id.rawValue)
             try connection.run("""
-                INSERT OR REPLACE INTO attempts (job_id, number, started_at, range_start) VALUES (?, ?, ?, ?)
-                """, id.rawValue, number, now.rawValue, rangeStart)
+                INSERT OR REPLACE INTO attempts (job_id, number, started_at, range_start, started_over)
+                VALUES (?, ?, ?, ?, ?)
+                """, id.rawValue, number, now.rawValue, rangeStart, startedOver?.rawValue)
         }
+    }
+
+    /// The bytes an attempt has received so far (with each checkpoint: a crash keeps the count).
+    public func recordAttemptBytes(_ id: JobID, number: Int, bytes: Int64) throws {
+        try connection.run("UPDATE attempts SET bytes = ? WHERE job_id = ? AND number = ?", bytes, id.rawValue, number)
     }
 
     public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
@@ -172,7 +211,8 @@ public final class JobStore {
 
     public func attempts(_ id: JobID) throws -> [AttemptRecord] {
         try connection.query("""
-            SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes, metrics
+            SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes, metrics,
+                   started_over
             FROM attempts WHERE job_id = ? ORDER BY number
             """, [id.rawValue]) { row in
             let number = row.int()
@@ -184,9 +224,10 @@ public final class JobStore {
             let message = row.optionalText()
             let bytes = row.int64()
             let metrics = row.optionalText().flatMap { try? JSONDecoder().decode(AttemptMetrics.self, from: Data($0.utf8)) }
+            let startedOver = row.optionalText().flatMap(StartOverReason.init(rawValue:))
             return AttemptRecord(number: number, startedAt: startedAt, endedAt: endedAt, rangeStart: rangeStart,
                                  httpStatus: status, error: code.map { JobError(code: $0, message: message ?? "") },
-                                 bytes: bytes, metrics: metrics)
+                                 bytes: bytes, metrics: metrics, startedOver: startedOver)
         }
     }
 
@@ -230,26 +271,40 @@ public final class JobStore {
 
     public func resumeState(_ id: JobID) throws -> ResumeState? {
         try connection.query("""
-            SELECT partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing
+            SELECT partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
+                   file_device, file_inode, file_size, file_mtime_ns, file_writing
             FROM resume_data WHERE job_id = ?
             """, [id.rawValue]) { row in
-            ResumeState(partialPath: row.text(), bytesDurable: row.int64(),
-                        validators: Validators(etag: row.optionalText(), lastModified: row.optionalText()),
-                        bytesTotal: row.optionalInt64(), finalizing: row.bool())
+            var state = ResumeState(partialPath: row.text(), bytesDurable: row.int64(),
+                                    validators: Validators(etag: row.optionalText(), lastModified: row.optionalText()),
+                                    bytesTotal: row.optionalInt64(), finalizing: row.bool())
+            let (device, inode, size, modified) = (row.optionalInt64(), row.optionalInt64(), row.optionalInt64(),
+                                                   row.optionalInt64())
+            if let device, let inode, let size, let modified {
+                state.file = FileIdentity(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode),
+                                          size: size, modifiedNanoseconds: modified)
+            }
+            state.fileWriting = row.bool()
+            return state
         }.first
     }
 
     /// Stores resume state and mirrors its byte counts into the job (one transaction when nested).
     public func saveResume(_ id: JobID, _ state: ResumeState) throws {
         try connection.run("""
-            INSERT INTO resume_data (job_id, partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO resume_data (job_id, partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
+                                     file_device, file_inode, file_size, file_mtime_ns, file_writing)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (job_id) DO UPDATE SET partial_path = excluded.partial_path,
                 bytes_durable = excluded.bytes_durable, etag = excluded.etag,
                 last_modified = excluded.last_modified, bytes_total = excluded.bytes_total,
-                finalizing = excluded.finalizing
+                finalizing = excluded.finalizing, file_device = excluded.file_device,
+                file_inode = excluded.file_inode, file_size = excluded.file_size,
+                file_mtime_ns = excluded.file_mtime_ns, file_writing = excluded.file_writing
             """, id.rawValue, state.partialPath, state.bytesDurable, state.validators.etag,
-            state.validators.lastModified, state.bytesTotal, state.finalizing)
+            state.validators.lastModified, state.bytesTotal, state.finalizing,
+            state.file.map { Int64(bitPattern: $0.device) }, state.file.map { Int64(bitPattern: $0.inode) },
+            state.file?.size, state.file?.modifiedNanoseconds, state.fileWriting)
         try connection.run("UPDATE jobs SET bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?",
                            state.bytesDurable, state.bytesTotal, Timestamp.now.rawValue, id.rawValue)
     }

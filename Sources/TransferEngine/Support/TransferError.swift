@@ -23,6 +23,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case stalled(seconds: Int)
     /// An https request was redirected to http, and the job does not allow that.
     case insecureRedirect
+    /// Another process (another transferd) is writing the partial file.
+    case busy(path: String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -36,6 +38,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .io, .destinationExists: "io"
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
+        case .busy: "busy"
         }
     }
 
@@ -57,6 +60,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .stalled(let seconds): "no data received for \(seconds) s"
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
+        case .busy(let path): "\(path) is being written by another process (another transferd?)"
         }
     }
 
