@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func createsABatchWithItsJobs() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let outcome = try queue(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
                                             download(4, key: nil, "c")]), in: store)
         #expect(outcome.created)
@@ -52,13 +52,13 @@ import Testing
     }
 
     @Test func aNamelessSubmissionIsCalledBatch() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let outcome = try queue(submission(name: nil, [download(1, key: nil, "a")]), in: store)
         #expect(outcome.batch.name == "batch")
     }
 
     @Test func retriesComeFromTheEntryOrTheDefault() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         var explicit = download(2, key: nil, "b")
         explicit.job.retries = 9
         let outcome = try queue(submission([download(1, key: nil, "a"), explicit]), in: store, defaultRetries: 5)
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func addingToABatchSkipsTheKeysAlreadyThere() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let first = try queue(submission([download(1, key: "a", "a"), download(2, key: "b", "b")]), in: store)
         // "a" again (even with a different output) is skipped; "c" and a keyless line are queued.
         let second = try queue(submission(name: nil, batch: first.batch.id,
@@ -82,13 +82,13 @@ import Testing
     }
 
     @Test func anUnknownBatchIsRefused() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let error = refusal(submission(batch: 99, [download(1, key: nil, "a")]), in: store)
         #expect(error == ControlError(.unknownBatch, "no batch 99"))
     }
 
     @Test func aBadEntryNamesItsLineAndLeavesNothingBehind() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let error = try #require(refusal(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
                                                      download(5, key: "c", "c", url: "ftp://127.0.0.1/c")]), in: store))
         #expect(error.code == .invalidArgument)
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func aBadEntryInAnExistingBatchAddsNothingToIt() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let first = try queue(submission([download(1, key: "a", "a")]), in: store)
         var relative = download(3, key: "r", "r")
         relative.job.path = "relative/r"
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func aKeyRepeatedInOneSubmissionNamesTheFirstLine() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let error = refusal(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
                                         download(3, key: "a", "c")]), in: store)
         #expect(error == ControlError(.invalidArgument, "line 3: key 'a' repeats line 1"))
@@ -119,14 +119,14 @@ import Testing
     }
 
     @Test func twoLinesWithOneOutputAreRefused() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let error = refusal(submission([download(1, key: "a", "same"), download(2, key: "b", "same")]), in: store)
         #expect(error == ControlError(.invalidArgument, "line 2: \(directory.file("same")) is also the output of line 1"))
         #expect(try store.batchRecords().isEmpty)
     }
 
     @Test func anUploadOfAMissingFileNamesItsLine() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let upload = ManifestEntry(line: 7, key: "u",
                                    job: NewJob(kind: .upload, url: "http://127.0.0.1/up", path: directory.file("missing")))
         let error = try #require(refusal(submission([download(1, key: "a", "a"), upload]), in: store))
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func reuseTakesTheNewestBatchWithThatName() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         _ = try store.createBatch(name: "x", onComplete: nil, onFail: nil, backup: nil)
         _ = try store.createBatch(name: "y", onComplete: nil, onFail: nil, backup: nil)
         let newest = try store.createBatch(name: "x", onComplete: nil, onFail: nil, backup: nil)
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func reuseCreatesTheBatchWhenNoneHasThatName() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         _ = try store.createBatch(name: "other", onComplete: nil, onFail: nil, backup: nil)
         let outcome = try queue(submission(name: "x", reuse: true, [download(1, key: nil, "a")]), in: store)
         #expect(outcome.created)
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test func withoutReuseASameNamedBatchIsNew() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let old = try store.createBatch(name: "x", onComplete: nil, onFail: nil, backup: nil)
         let outcome = try queue(submission(name: "x", [download(1, key: nil, "a")]), in: store)
         #expect(outcome.created)
@@ -166,7 +166,7 @@ import Testing
     }
 
     @Test func aBackupSkipsFilesItAlreadyQueuedUnchanged() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let source = directory.file("photo.jpg")
         try Data("0123456789".utf8).write(to: URL(fileURLWithPath: source))
         let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
@@ -211,7 +211,7 @@ import Testing
     }
 
     @Test func aChecksumBackupComparesDigestsNotSizes() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let source = directory.file("doc.txt")
         try Data("first".utf8).write(to: URL(fileURLWithPath: source))
         let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
@@ -236,7 +236,7 @@ import Testing
     }
 
     @Test func aBackupEntrysErrorNamesItsFileNotItsLine() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
         // A directory where a file was: it exists, but cannot be uploaded.
         try FileManager.default.createDirectory(atPath: directory.file("odd"), withIntermediateDirectories: true)
@@ -249,7 +249,7 @@ import Testing
     }
 
     @Test func aBackupSkipsAFileDeletedSinceTheScan() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
         let entry = ManifestEntry(line: 1, key: nil,
                                   job: NewJob(kind: .upload, url: "http://127.0.0.1/backup/gone", path: directory.file("gone")),
@@ -271,7 +271,7 @@ import Testing
     }
 
     @Test func createsAndFindsBatches() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let target = BackupTarget(directory: "/d", prefix: "http://h/p/")
         let made = try store.createBatch(name: "n", onComplete: "c", onFail: "f", backup: target,
                                          now: Timestamp(rawValue: 1234))
@@ -287,7 +287,7 @@ import Testing
     }
 
     @Test func batchTotalsCountByStateAndLeaveCancelledBytesOut() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
         let other = try store.createBatch(name: "o", onComplete: nil, onFail: nil, backup: nil).id
         let done = try insert(store, "done", batch: batch, total: 1000)
@@ -320,7 +320,7 @@ import Testing
     }
 
     @Test func batchTotalsOfAnEmptyBatch() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
         let totals = try store.batchTotals(batch)
         #expect(totals.counts.isEmpty)
@@ -329,7 +329,7 @@ import Testing
     }
 
     @Test func aBatchOfOnlyCancelledJobsHasNoUnknownSize() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
         let job = try insert(store, "a", batch: batch, total: nil)
         try store.setState(job.id, StateChange(.cancelled))
@@ -339,7 +339,7 @@ import Testing
     }
 
     @Test func keysAreThoseOfTheBatchOnly() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
         let other = try store.createBatch(name: "o", onComplete: nil, onFail: nil, backup: nil).id
         _ = try insert(store, "1", batch: batch, key: "x")
@@ -355,7 +355,7 @@ import Testing
     }
 
     @Test func aKeyIsUniqueWithinItsBatch() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
         _ = try insert(store, "1", batch: batch, key: "x")
         #expect(throws: (any Error).self) { _ = try insert(store, "2", batch: batch, key: "x") }
@@ -363,7 +363,7 @@ import Testing
     }
 
     @Test func backupFilesAreRecordedReplacedAndMarkedUploaded() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let target = BackupTarget(directory: "/data", prefix: "http://h/up/")
         let elsewhere = BackupTarget(directory: "/data", prefix: "http://h/other/")
         #expect(try store.backupFile(target, "a.txt") == nil)
@@ -401,7 +401,7 @@ import Testing
     }
 
     @Test func aBackupFileWhoseJobIsGoneHasNoJobState() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let target = BackupTarget(directory: "/data", prefix: "http://h/up/")
         try store.recordBackupFile(target, "x", source: SourceFile(path: "/data/x", size: 1, modified: 2), sha256: nil,
                                    job: JobID(rawValue: 4242))
@@ -410,7 +410,7 @@ import Testing
     }
 
     @Test func hookRunsOfAJobAndOfABatchAreKeptApart() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let batch = try store.createBatch(name: "b", onComplete: nil, onFail: nil, backup: nil).id
         let job = try insert(store, "a", batch: batch)
         let other = try insert(store, "b", batch: batch)

@@ -21,14 +21,14 @@ import Testing
         // Below what exists, by spelling.
         #expect(DestinationPath.canonical(directory.file("link") + "/new/deeper/../x.bin")
                 == DestinationPath.canonical(real + "/new/x.bin"))
-        #expect(DestinationPath.lexical("/a/../../b/./c") == "/b/c")
+        #expect(DestinationPath.canonical("/nonexistent-root-dir/../../b/./c") == "/b/c")
     }
 
     @Test func aSecondUnfinishedJobForTheSameFileIsRefusedNamingTheOwner() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         try FileManager.default.createDirectory(atPath: directory.file("d"), withIntermediateDirectories: true)
         let first = try store.insert(download(directory.file("d/x.bin")), maxRetries: 1, resume: nil)
-        #expect(throws: DestinationTaken(path: directory.file("d/../d/x.bin"), owner: first.id)) {
+        #expect(throws: DestinationRefusal.taken(path: directory.file("d/../d/x.bin"), owner: first.id)) {
             _ = try store.queue(download(directory.file("d/../d/x.bin")), defaultRetries: 1)
         }
         // Another file is fine; uploads own nothing.
@@ -36,24 +36,36 @@ import Testing
     }
 
     @Test func anEndedJobReleasesItsDestinationAndARetryMustClaimItAgain() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let path = directory.file("x.bin")
         let first = try store.insert(download(path), maxRetries: 1, resume: nil)
         try store.setState(first.id, StateChange(.failed, reason: "gone"))
         let second = try store.queue(download(path), defaultRetries: 1)
-        #expect(throws: DestinationTaken(path: path, owner: second.id)) {
+        #expect(throws: DestinationRefusal.taken(path: path, owner: second.id)) {
             try store.claimDestination(of: first.id, path: path)
         }
         try store.setState(second.id, StateChange(.cancelled, reason: "by user"))
         try store.claimDestination(of: first.id, path: path)
         try store.claimDestination(of: first.id, path: path)  // claiming what it owns is fine
-        #expect(throws: DestinationTaken(path: path, owner: first.id)) {
+        #expect(throws: DestinationRefusal.taken(path: path, owner: first.id)) {
             _ = try store.queue(download(path), defaultRetries: 1)
         }
     }
 
+    @Test func destinationsInsideTheStateDirectoryAreRefused() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        #expect(throws: DestinationRefusal.stateDirectory(path: directory.database("t.db"), directory: directory.path + "/state")) {
+            _ = try store.queue(download(directory.database("t.db")), defaultRetries: 1)
+        }
+        #expect(throws: DestinationRefusal.self) {
+            _ = try store.queue(download(directory.file("state/sub/../new/x")), defaultRetries: 1)
+        }
+        #expect(!DestinationPath.isInside("/a/bc", directory: "/a/b"))
+        #expect(DestinationPath.isInside("/a/b/c", directory: "/a/b/"))
+    }
+
     @Test func theDatabaseItselfRefusesTwoOwners() throws {
-        let path = directory.file("t.db")
+        let path = directory.database("t.db")
         let store = try JobStore(path: path)
         _ = try store.insert(download(directory.file("x.bin")), maxRetries: 1, resume: nil)
         let connection = try SQLiteConnection(path: path)
@@ -101,7 +113,7 @@ import Testing
     }
 
     @Test func preparationStartsOverWhenThePartialFileChangedWhileStopped() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(download(directory.file("x.bin")), maxRetries: 3, resume: nil)
         let partial = job.partialPath!
         try Data(repeating: 7, count: 5000).write(to: URL(fileURLWithPath: partial))

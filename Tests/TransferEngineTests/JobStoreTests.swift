@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func freshDatabaseIsMigratedOnceAndRecorded() throws {
-        let path = directory.file("t.db")
+        let path = directory.database("t.db")
         _ = try JobStore(path: path)
         let connection = try SQLiteConnection(path: path)
         let versions = try connection.query("SELECT version FROM schema_migrations") { $0.int() }
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func refusesADatabaseFromTheFuture() throws {
-        let path = directory.file("future.db")
+        let path = directory.database("future.db")
         _ = try JobStore(path: path)
         let connection = try SQLiteConnection(path: path)
         try connection.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'later', 0)")
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func insertsAndReadsJobsNewestFirst() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let first = try store.insert(newJob("a"), maxRetries: 3, resume: nil)
         let second = try store.insert(newJob("b", paused: true), maxRetries: 3, resume: nil)
         #expect(first.state == .queued)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func recordsStateChangesAttemptsAndResumeData() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         let resume = ResumeState(partialPath: job.partialPath!, bytesDurable: 4096,
                                  validators: Validators(etag: "\"e\"", lastModified: nil), bytesTotal: 10_000)
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aFailedTransactionLeavesNothingBehind() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         struct Boom: Error {}
         #expect(throws: Boom.self) {
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func preparationCutsThePartialFileBackToTheCheckpoint() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         let partial = job.partialPath!
         try Data(repeating: 7, count: 5000).write(to: URL(fileURLWithPath: partial))
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func preparationNeverExtendsAShorterFile() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         let partial = job.partialPath!
         try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: partial))
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func preparationDoesNotContinueBytesWithoutValidators() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         let partial = job.partialPath!
         try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: partial))
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func preparationFinishesAnInterruptedRename() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         try store.saveResume(job.id, ResumeState(partialPath: job.partialPath!, bytesDurable: 10, finalizing: true))
         try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: job.path!))

@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func aDueHookStaysDueUntilItsRunIsRecorded() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         let hook = try #require(PendingHook.forJob(job(.completed)))
         try store.addPendingHook(hook)
         #expect(try store.pendingHooks() == [hook])
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func batchesAwaitingHooksAreThoseEndedSinceTheirHookLastRan() throws {
-        let store = try JobStore(path: directory.file("t.db"))
+        let store = try JobStore(path: directory.database("t.db"))
         func batch(_ name: String, onComplete: String? = "c", onFail: String? = nil, _ states: [JobState]) throws -> Int64 {
             let id = try store.createBatch(name: name, onComplete: onComplete, onFail: onFail, backup: nil).id
             for (index, state) in states.enumerated() {

@@ -17,7 +17,7 @@ import Testing
 
     /// A queue over a fresh store; the store itself is only touched through the queue after this.
     private func makeQueue() throws -> (StoreQueue, String) {
-        let path = directory.file("t.db")
+        let path = directory.database("t.db")
         return (StoreQueue(try JobStore(path: path)), path)
     }
 

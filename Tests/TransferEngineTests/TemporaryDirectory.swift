@@ -12,4 +12,11 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func file(_ name: String) -> String { path + "/" + name }
+
+    /// A database path in `state/`, a directory of its own as in the daemon: transferd refuses
+    /// destinations inside the state directory.
+    func database(_ name: String) -> String {
+        try? FileManager.default.createDirectory(atPath: path + "/state", withIntermediateDirectories: true)
+        return path + "/state/" + name
+    }
 }

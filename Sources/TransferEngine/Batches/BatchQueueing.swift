@@ -59,7 +59,7 @@ enum BatchQueueing {
                 let place = entry.relativePath ?? "line \(entry.line)"
                 switch error {
                 case let error as ControlError: throw ControlError(error.code, "\(place): \(error.message)")
-                case let error as DestinationTaken: throw ControlError(.destinationTaken, "\(place): \(error.message)")
+                case let error as DestinationRefusal: throw ControlError(error, at: place)
                 default: throw error
                 }
             }

@@ -12,6 +12,9 @@ public final class ControlClient {
         case timedOut
         case connectionClosed
         case invalidResponse(String)
+        /// The socket, or the process listening on it, belongs to another user: nothing is sent
+        /// (a request may carry secret headers).
+        case untrusted(path: String, owner: UInt32)
 
         public var message: String {
             switch self {
@@ -20,6 +23,9 @@ public final class ControlClient {
             case .timedOut: "timed out waiting for transferd"
             case .connectionClosed: "transferd closed the connection"
             case .invalidResponse(let detail): "transferd sent an invalid response: \(detail)"
+            case .untrusted(let path, let owner):
+                "refusing to talk to \(path): it belongs to uid \(owner), not to you (uid \(geteuid())) or root " +
+                    "(another user's socket? check --socket / $TRANSFERD_SOCKET)"
             }
         }
     }
@@ -29,7 +35,13 @@ public final class ControlClient {
     /// Lines already received but not yet returned (one read may bring several).
     private var lines: [[UInt8]] = []
 
+    /// Connects, after checking that the socket and the process behind it are this user's or
+    /// root's: a request is never sent to a socket someone else put there.
     public init(socketPath: String) throws(Failure) {
+        var info = stat()
+        if lstat(socketPath, &info) == 0, !Self.isTrusted(UInt32(info.st_uid)) {
+            throw .untrusted(path: socketPath, owner: UInt32(info.st_uid))
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .cannotConnect(path: socketPath, reason: SystemError.describe(errno)) }
         var address = sockaddr_un()
@@ -54,8 +66,14 @@ public final class ControlClient {
             close(fd)
             throw .cannotConnect(path: socketPath, reason: reason)
         }
+        if let peer = FileSystem.peerUID(fd), !Self.isTrusted(peer) {
+            close(fd)
+            throw .untrusted(path: socketPath, owner: peer)
+        }
         descriptor = fd
     }
+
+    private static func isTrusted(_ uid: UInt32) -> Bool { uid == geteuid() || uid == 0 }
 
     deinit { close(descriptor) }
 

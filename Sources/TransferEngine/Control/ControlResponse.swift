@@ -82,8 +82,12 @@ public struct ControlError: Error, Codable, Equatable, Sendable {
 }
 
 extension ControlError {
-    init(_ taken: DestinationTaken) {
-        self.init(.destinationTaken, taken.message)
+    init(_ refusal: DestinationRefusal, at place: String? = nil) {
+        let code: Code = switch refusal {
+        case .taken: .destinationTaken
+        case .stateDirectory: .invalidArgument
+        }
+        self.init(code, (place.map { "\($0): " } ?? "") + refusal.message)
     }
 }
 

@@ -33,6 +33,7 @@ public final class Daemon {
         case cannotCreate(path: String, reason: String)
         case cannotListen(socket: String, reason: String)
         case store(String)
+        case untrusted(StateTrust.Problem)
 
         public var description: String {
             switch self {
@@ -41,6 +42,7 @@ public final class Daemon {
             case .cannotCreate(let path, let reason): "cannot create \(path): \(reason)"
             case .cannotListen(let socket, let reason): "cannot listen on \(socket): \(reason)"
             case .store(let reason): reason
+            case .untrusted(let problem): problem.message
             }
         }
     }
@@ -61,6 +63,10 @@ public final class Daemon {
     public func run() throws {
         let paths = options.paths
         try Self.makePrivateDirectory(paths.directory)
+        let stateFiles = [paths.lock, paths.database, paths.database + "-wal", paths.database + "-shm"]
+        if let problem = StateTrust.check(directory: paths.directory, files: stateFiles) {
+            throw Failure.untrusted(problem)
+        }
         try lock(paths.lock, directory: paths.directory)
         signal(SIGPIPE, SIG_IGN)
         // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.

@@ -16,33 +16,33 @@ enum DestinationPath {
             let ancestor = "/" + parents.joined(separator: "/")
             if let resolved = realpath(ancestor, nil) {
                 defer { free(resolved) }
-                return lexical(String(cString: resolved) + "/" + rest.joined(separator: "/"))
+                return StatePaths.absolute(String(cString: resolved) + "/" + rest.joined(separator: "/"))
             }
-            guard let last = parents.popLast() else { return lexical(path) }
+            guard let last = parents.popLast() else { return StatePaths.absolute(path) }
             rest.insert(last, at: 0)
         }
     }
 
-    /// `.` and `..` removed by spelling alone, `..` at the root staying at the root.
-    static func lexical(_ path: String) -> String {
-        var components: [Substring] = []
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            switch component {
-            case ".": continue
-            case "..": _ = components.popLast()
-            default: components.append(component)
-            }
-        }
-        return "/" + components.joined(separator: "/")
+    /// Whether `canonical` lies inside `directory` (any spelling).
+    static func isInside(_ canonical: String, directory: String) -> Bool {
+        let root = Self.canonical(directory + "/.")
+        return canonical.hasPrefix(root == "/" ? "/" : root + "/")
     }
 }
 
-/// A download's destination is already owned by another unfinished job.
-struct DestinationTaken: Error, Equatable, Sendable {
-    var path: String
-    var owner: JobID
+/// Why a download may not write to a destination.
+enum DestinationRefusal: Error, Equatable, Sendable {
+    /// Another unfinished job owns it.
+    case taken(path: String, owner: JobID)
+    /// It is inside the daemon's state directory (its database, socket or lock).
+    case stateDirectory(path: String, directory: String)
 
     var message: String {
-        "\(path) is already the destination of job \(owner) (cancel it, or wait until it ends)"
+        switch self {
+        case .taken(let path, let owner):
+            "\(path) is already the destination of job \(owner) (cancel it, or wait until it ends)"
+        case .stateDirectory(let path, let directory):
+            "\(path) is inside transferd's state directory \(directory); choose another destination"
+        }
     }
 }

@@ -60,7 +60,7 @@ extension Scheduler {
                 scheduler.startNext()
             case .failure(let error as ControlError):
                 scheduler.respond(token, .failure(error))
-            case .failure(let error as DestinationTaken):
+            case .failure(let error as DestinationRefusal):
                 scheduler.respond(token, .failure(ControlError(error)))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the job: \(error)")))
@@ -306,7 +306,7 @@ extension Scheduler {
         pendingThen[token] = { result in
             switch result {
             case .success: requeue()
-            case .failure(let error as DestinationTaken): done(ControlError(error))
+            case .failure(let error as DestinationRefusal): done(ControlError(error))
             case .failure(let error): done(ControlError(.internal, "cannot retry job \(id): \(error)"))
             }
         }

@@ -99,13 +99,17 @@ public final class JobStore {
 
     // MARK: Destinations
 
-    /// The canonical form of `path`, which no unfinished job but `id` owns; throws
-    /// `DestinationTaken` naming the owner otherwise.
+    /// The canonical form of `path`, which no unfinished job but `id` owns and which is not
+    /// inside the state directory (the database's); throws a `DestinationRefusal` otherwise.
     func claimableDestination(_ path: String, for id: JobID?) throws -> String {
         let canonical = DestinationPath.canonical(path)
+        let stateDirectory = String(self.path[..<(self.path.lastIndex(of: "/") ?? self.path.startIndex)])
+        if DestinationPath.isInside(canonical, directory: stateDirectory) {
+            throw DestinationRefusal.stateDirectory(path: path, directory: stateDirectory)
+        }
         let owners = try connection.query("SELECT id FROM jobs WHERE destination = ? AND id IS NOT ?",
                                           [canonical, id?.rawValue]) { JobID(rawValue: $0.int64()) }
-        if let owner = owners.first { throw DestinationTaken(path: path, owner: owner) }
+        if let owner = owners.first { throw DestinationRefusal.taken(path: path, owner: owner) }
         return canonical
     }
 
