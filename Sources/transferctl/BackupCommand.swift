@@ -80,8 +80,7 @@ struct BackupCommand: Subcommand {
             let path = directory + "/" + relativePath
             let job: NewJob
             if method == "PUT" {
-                let base = prefix.hasSuffix("/") ? prefix : prefix + "/"
-                job = upload(url: base + DirectoryScan.encodeURLPath(relativePath), path: path, form: nil)
+                job = upload(url: WebDAVLayout.url(of: relativePath, under: prefix), path: path, form: nil)
             } else {
                 let form = fields + [FormField(name: "path", value: relativePath),
                                      FormField(name: "file", file: path, filename: relativePath.split(separator: "/").last.map(String.init))]

@@ -23,6 +23,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case stalled(seconds: Int)
     /// An https request was redirected to http, and the job does not allow that.
     case insecureRedirect
+    /// MKCOL of a WebDAV collection the upload needs was answered with this status.
+    case collection(url: String, status: Int)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -36,6 +38,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .io, .destinationExists: "io"
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
+        case .collection: "collection"
         }
     }
 
@@ -57,6 +60,16 @@ public enum TransferError: Error, Equatable, Sendable {
         case .stalled(let seconds): "no data received for \(seconds) s"
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
+        case .collection(let url, let status):
+            "cannot create the collection \(HeaderRedaction.url(url)): MKCOL was answered HTTP \(status)"
+        }
+    }
+
+    /// The HTTP status that ended the attempt, when a response said so.
+    public var status: Int? {
+        switch self {
+        case .httpStatus(let status), .collection(_, let status): status
+        default: nil
         }
     }
 
