@@ -69,7 +69,8 @@ public enum TransferError: Error, Equatable, Sendable {
     public var status: Int? {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
-        default: nil
+        case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
+             .stalled, .insecureRedirect: nil
         }
     }
 

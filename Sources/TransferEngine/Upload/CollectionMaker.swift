@@ -19,9 +19,9 @@ final class CollectionMaker {
         var url: String
     }
 
-    /// A MKCOL on its way, and what to do when it is answered.
+    /// A MKCOL on its way (its easy handle is the multi's until it ends), and what to do when
+    /// it is answered.
     private struct Pending {
-        var easy: CurlEasy
         var stallSeconds: Int
         var waiters: [Done]
     }
@@ -72,7 +72,7 @@ final class CollectionMaker {
         } catch {
             return done(.failure(.network("cannot send MKCOL \(HeaderRedaction.url(key.url)): \(error)")))
         }
-        pending[key] = Pending(easy: easy, stallSeconds: access.stallSeconds, waiters: [waiter])
+        pending[key] = Pending(stallSeconds: access.stallSeconds, waiters: [waiter])
         keysByEasy[ObjectIdentifier(easy)] = key
     }
 
