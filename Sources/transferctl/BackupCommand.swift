@@ -6,8 +6,10 @@ struct BackupCommand: Subcommand {
         usage: transferctl backup DIR --to URL_PREFIX [options]
 
         Queues one upload per regular file under DIR as one batch and prints its id. With
-        PUT (the default) each file goes to URL_PREFIX/RELATIVE/PATH (percent-encoded);
-        with POST each file is posted to URL_PREFIX as a form with the part 'file' and the
+        PUT (the default) each file goes to URL_PREFIX/RELATIVE/PATH (percent-encoded),
+        after the daemon has made URL_PREFIX and each directory with WebDAV's MKCOL (once
+        per backup; an existing one is fine, the parent of URL_PREFIX must exist); with
+        POST each file is posted to URL_PREFIX as a form with the part 'file' and the
         field 'path' (its relative path), plus any -F fields. A file is skipped when it is
         unchanged since it was last uploaded completely from DIR to the same URL_PREFIX
         (same size and modification time; same sha256 with --checksum), or is already
@@ -80,8 +82,7 @@ struct BackupCommand: Subcommand {
             let path = directory + "/" + relativePath
             let job: NewJob
             if method == "PUT" {
-                let base = prefix.hasSuffix("/") ? prefix : prefix + "/"
-                job = upload(url: base + DirectoryScan.encodeURLPath(relativePath), path: path, form: nil)
+                job = upload(url: WebDAVLayout.url(of: relativePath, under: prefix), path: path, form: nil)
             } else {
                 let form = fields + [FormField(name: "path", value: relativePath),
                                      FormField(name: "file", file: path, filename: relativePath.split(separator: "/").last.map(String.init))]

@@ -49,24 +49,6 @@ struct DirectoryScan {
         }
     }
 
-    /// A relative path with each segment percent-encoded (RFC 3986 unreserved characters kept).
-    static func encodeURLPath(_ relativePath: String) -> String {
-        relativePath.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            var encoded = ""
-            for byte in segment.utf8 {
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                     UInt8(ascii: "~"):
-                    encoded.unicodeScalars.append(Unicode.Scalar(byte))
-                default:
-                    encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-                }
-            }
-            return encoded
-        }.joined(separator: "/")
-    }
-
     /// The sha256 of a file, read in 1 MiB chunks.
     static func sha256(of path: String) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -79,8 +61,4 @@ struct DirectoryScan {
         case .failure(let error): throw UsageError("cannot read \(path): \(error.message)")
         }
     }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -51,6 +51,8 @@ public final class CurlEasy {
         public var userAgent = "transferd/\(TransferdVersion.current)"
         /// A body to send, read through `onRead`; nil for a GET.
         public var body: Body?
+        /// The method of a request without a body when it is not GET (`MKCOL`).
+        public var method: String?
         public var tls = TLSOptions()
         /// Only connect (and do TLS), then stop: a probe of whether the host answers.
         public var connectOnly = false
@@ -89,6 +91,10 @@ public final class CurlEasy {
         try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, secure ? "https" : "http,https"))
         try configure(request.tls)
         if request.connectOnly { try check(tds_easy_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)) }
+        if let method = request.method {
+            precondition(request.body == nil, "a request with a body takes its method from the body")
+            try check(tds_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method))
+        }
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         if request.rangeStart > 0 {

@@ -9,8 +9,9 @@ enum AttemptPreparation: Sendable {
     case finalize(PartialFile, ResumeState)
     /// The rename had happened too; only the record of it was missing.
     case alreadyComplete
-    /// An upload's body, its files open and checked against their snapshots.
-    case upload(any UploadBody)
+    /// An upload's body, its files open and checked against their snapshots, and the WebDAV
+    /// collections that must exist before it is sent (a directory backup's PUT).
+    case upload(any UploadBody, collections: [String])
 
     static func prepare(_ job: Job, attempt: Int, in store: JobStore) throws -> AttemptPreparation {
         if job.kind == .upload { return try prepareUpload(job, attempt: attempt, in: store) }
@@ -54,11 +55,18 @@ enum AttemptPreparation: Sendable {
         try store.beginAttempt(job.id, number: attempt, rangeStart: 0)
         let readers = try spec.sources.map { source throws(TransferError) in try SourceReader(source) }
         if let form = spec.form, let boundary = spec.boundary {
-            return .upload(MultipartBody(form: form, boundary: boundary, readers: readers))
+            return .upload(MultipartBody(form: form, boundary: boundary, readers: readers), collections: [])
         }
         guard let reader = readers.first else {
             throw TransferError.io(path: "", operation: "upload without a body", errno: 0)
         }
-        return .upload(RawBody(reader: reader))
+        return .upload(RawBody(reader: reader), collections: try collections(for: job, in: store))
+    }
+
+    /// A PUT of a directory backup needs the collections between the batch's prefix and its file.
+    private static func collections(for job: Job, in store: JobStore) throws -> [String] {
+        guard job.method == "PUT", let batch = job.batch,
+              let prefix = try store.batchRecord(batch)?.backup?.prefix else { return [] }
+        return WebDAVLayout.collections(above: job.url, under: prefix)
     }
 }

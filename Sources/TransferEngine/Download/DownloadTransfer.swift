@@ -5,6 +5,10 @@ public enum AttemptOutcome: Equatable, Sendable {
     case failed(TransferError)
     /// The bytes we had cannot be continued: forget them and try again from byte 0.
     case startOver(reason: String)
+
+    var failure: TransferError? {
+        if case .failed(let error) = self { error } else { nil }
+    }
 }
 
 /// One attempt of a download: owns the easy handle, decides from the response head what to do

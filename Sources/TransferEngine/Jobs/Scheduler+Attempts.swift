@@ -63,7 +63,8 @@ extension Scheduler {
             return
         }
         let id = scheduled.id
-        let status = transfer?.status
+        // An attempt that ended before its request was sent (a refused MKCOL) has that status.
+        let status = transfer?.status ?? outcome.failure?.status
         let received = transfer?.transferred ?? 0
         let download = transfer as? DownloadTransfer
         let checkpoint = download?.checkpoint

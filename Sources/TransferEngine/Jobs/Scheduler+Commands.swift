@@ -377,7 +377,10 @@ extension Scheduler {
         if let batch = job.batch {
             let unrecorded = unrecordedEnds[batch, default: 1] - 1
             unrecordedEnds[batch] = unrecorded > 0 ? unrecorded : nil
-            if unrecorded <= 0, batchesEnding.remove(batch) != nil { batchEnded(batch) }
+            if unrecorded <= 0, batchesEnding.remove(batch) != nil {
+                collectionMaker.forget(batch: batch)
+                batchEnded(batch)
+            }
         }
         // In place: a waiter of thousands of jobs must not be copied at every end.
         var index = waiters.startIndex

@@ -86,6 +86,8 @@ public final class Scheduler {
     /// Unreachable hosts being probed, by `scheme://host:port`, and the probes in the engine.
     var probes: [String: HostProbe] = [:]
     var probesByEasy: [ObjectIdentifier: String] = [:]
+    /// The WebDAV collections of directory backups, made before the PUTs that need them.
+    let collectionMaker: CollectionMaker
     var waiters: [Waiter] = []
     /// Loop-side continuations of store work, found again by token (closures that cross threads
     /// may only carry Sendable values).
@@ -112,6 +114,7 @@ public final class Scheduler {
         downBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         upBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         multi = try CurlMulti(loop: loop)
+        collectionMaker = CollectionMaker(multi: multi, logger: logger)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in retryDueJobs() }
         tickTimer = UVTimer(loop: loop) { [unowned self] in tick() }
@@ -186,14 +189,16 @@ public final class Scheduler {
                 logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)")
                 return transfer
             }
-        case .success(.upload(let body)):
-            launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
-                logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
-                let pacer = Pacer(loop: loop, global: upBucket, rate: scheduled.job.limit, clock: clock)
-                return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
-                                          method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
-                                          tls: tlsOptions(scheduled.job), body: body, pacer: pacer,
-                                          stallSeconds: configuration.stallSeconds)
+        case .success(.upload(let body, let collections)):
+            makeCollections(collections, for: scheduled, attempt: attempt) { [unowned self] in
+                launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
+                    logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
+                    let pacer = Pacer(loop: loop, global: upBucket, rate: scheduled.job.limit, clock: clock)
+                    return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
+                                              method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
+                                              tls: tlsOptions(scheduled.job), body: body, pacer: pacer,
+                                              stallSeconds: configuration.stallSeconds)
+                }
             }
         case .success(.finalize(let file, let resume)):
             finalize(scheduled, attempt: attempt, file: file, state: resume, transfer: nil)
@@ -210,7 +215,7 @@ public final class Scheduler {
     // MARK: Transfers
 
     /// The job's TLS settings, with the daemon's CA bundle when the job names none.
-    private func tlsOptions(_ job: Job) -> TLSOptions {
+    func tlsOptions(_ job: Job) -> TLSOptions {
         var tls = job.tls
         if tls.cacert == nil { tls.cacert = configuration.cacert }
         return tls
@@ -238,7 +243,7 @@ public final class Scheduler {
     }
 
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
-        if probeEnded(easy, code) { return }
+        if probeEnded(easy, code) || collectionMaker.ended(easy, code) { return }
         guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
               let scheduled = jobs[id], let transfer = scheduled.transfer, transfer.easy === easy
         else { return }

@@ -25,6 +25,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case insecureRedirect
     /// Another process (another transferd) is writing the partial file.
     case busy(path: String)
+    /// MKCOL of a WebDAV collection the upload needs was answered with this status.
+    case collection(url: String, status: Int)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -39,6 +41,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
+        case .collection: "collection"
         }
     }
 
@@ -61,6 +64,17 @@ public enum TransferError: Error, Equatable, Sendable {
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
         case .busy(let path): "\(path) is being written by another process (another transferd?)"
+        case .collection(let url, let status):
+            "cannot create the collection \(HeaderRedaction.url(url)): MKCOL was answered HTTP \(status)"
+        }
+    }
+
+    /// The HTTP status that ended the attempt, when a response said so.
+    public var status: Int? {
+        switch self {
+        case .httpStatus(let status), .collection(_, let status): status
+        case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
+             .stalled, .insecureRedirect, .busy: nil
         }
     }
 

@@ -1,0 +1,26 @@
+/// Directory backups to WebDAV servers: the collections a backup's PUT needs are made (MKCOL)
+/// before its transfer starts; a refused one fails the attempt with its status.
+extension Scheduler {
+    /// Calls `start` once `collections` exist (at once when there are none, or all are known).
+    func makeCollections(_ collections: [String], for scheduled: ScheduledJob, attempt: Int,
+                         then start: @escaping () -> Void) {
+        guard !collections.isEmpty, let batch = scheduled.job.batch else { return start() }
+        let id = scheduled.id
+        let access = CollectionMaker.Access(headers: scheduled.job.headers, tls: tlsOptions(scheduled.job),
+                                            stallSeconds: configuration.stallSeconds)
+        // Paused, cancelled or stopping meanwhile: that change is already persisted.
+        let current = { [unowned self] in
+            jobs[id] === scheduled && scheduled.job.state == .running && scheduled.job.attempts == attempt
+        }
+        logger.debug("job \(id): attempt \(attempt) needs \(collections.count) collections")
+        collectionMaker.ensure(collections[...], batch: batch, access: access, wanted: current) { [unowned self] result in
+            guard current() else { return }
+            switch result {
+            case .success:
+                start()
+            case .failure(let error):
+                conclude(scheduled, attempt: attempt, outcome: .failed(error), transfer: nil)
+            }
+        }
+    }
+}
