@@ -7,6 +7,7 @@ enum BatchSender {
     static func send(_ entries: [ManifestEntry], as template: BatchSubmission, context: Context) throws -> SubmissionResult {
         let client = try ControlClient(socketPath: context.global.paths.socket)
         var submission = template
+        submission.umask = ProcessIdentity.umask
         submission.token = String(UInt64.random(in: 1...UInt64.max), radix: 16)
         var start = 0
         var chunk = 1000

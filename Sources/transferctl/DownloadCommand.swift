@@ -59,10 +59,11 @@ struct DownloadCommand: Subcommand {
         }
         // Exported resume data carries the non-secret headers; -H replaces them.
         let requestHeaders = common.headers.isEmpty ? resumeData?.headers ?? [] : common.headers
-        let job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: requestHeaders,
+        var job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
                          resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
+        job.umask = ProcessIdentity.umask
         return DownloadCommand(job: job)
     }
 

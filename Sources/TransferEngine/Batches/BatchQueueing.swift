@@ -31,6 +31,7 @@ enum BatchQueueing {
                 }
                 var new = entry.job
                 new.batch = batch.id
+                new.umask = new.umask ?? submission.umask
                 try JobValidation.validate(new)
                 if new.kind == .download, let path = new.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {
                     throw ControlError(.invalidArgument, "\(path) is also the output of line \(first)")

@@ -15,6 +15,8 @@ public struct BatchSubmission: Codable, Equatable, Sendable {
     public var backup: BackupTarget?
     /// `backup --checksum`: a file is unchanged when its sha256 is, whatever its mtime.
     public var checksum: Bool
+    /// The client's umask, for the jobs' new files (as `NewJob.umask`).
+    public var umask: Int?
     public var entries: [ManifestEntry]
 
     public init(token: String, final: Bool, batch: Int64? = nil, name: String? = nil, reuse: Bool = false,

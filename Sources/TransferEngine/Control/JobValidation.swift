@@ -16,6 +16,9 @@ enum JobValidation {
         guard !path.hasSuffix("/") else {
             throw ControlError(.invalidArgument, "the destination is a directory, not a file: \(path)")
         }
+        if PartialFile.isOtherThanRegularFile(path) {
+            throw ControlError(.invalidArgument, TransferError.notRegularFile(path: path).message)
+        }
         if !job.overwrite, PartialFile.exists(path) {
             throw ControlError(.invalidArgument, "\(path) already exists (use --overwrite to replace it)")
         }

@@ -26,7 +26,7 @@ enum AttemptPreparation: Sendable {
             if PartialFile.exists(destination) { return .alreadyComplete }
             resume = ResumeState(partialPath: resume.partialPath)
         }
-        let file = try PartialFile(path: resume.partialPath)
+        let file = try PartialFile(path: resume.partialPath, directoryMode: FileModes(umask: job.umask).directory)
         // Never extend a file to a recorded length, never continue bytes that no validator can
         // tie to the entity, and never append to bytes transferd did not write: start over.
         var startedOver: StartOverReason?

@@ -23,13 +23,15 @@ public final class PartialFile: @unchecked Sendable {
         return "\(directory).\(name).transferd-part"
     }
 
-    /// Opens (creating if needed) without following a symlink planted at `path`, and takes its
-    /// lock (`busy` when another process holds it). A file someone else planted there is never
-    /// adopted: it is replaced by a new, empty one (O_EXCL, so a race fails instead).
-    public init(path: String, create: Bool = true) throws(TransferError) {
+    /// Opens (creating it owner-only, and the directories it needs with `directoryMode`) without
+    /// following a symlink planted at `path`, and takes its lock (`busy` when another process
+    /// holds it). A file someone else planted there is never adopted: it is replaced by a new,
+    /// empty one (O_EXCL, so a race fails instead). The finished file gets its final mode when
+    /// it is moved into place.
+    public init(path: String, create: Bool = true, directoryMode: mode_t = 0o755) throws(TransferError) {
         self.path = path
-        if create { try Self.createDirectories(for: path) }
-        var fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        if create { try Self.createDirectories(for: path, mode: directoryMode) }
+        var fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o600)
         guard fd >= 0 else { throw Self.error(path: path, operation: "create", errno: errno) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -42,7 +44,7 @@ public final class PartialFile: @unchecked Sendable {
             close(fd)
             guard create else { throw TransferError.io(path: path, operation: "trust", errno: EPERM) }
             guard unlink(path) == 0 || errno == ENOENT else { throw Self.error(path: path, operation: "remove", errno: errno) }
-            fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o644)
+            fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o600)
             guard fd >= 0, fstat(fd, &info) == 0 else {
                 let code = errno
                 if fd >= 0 { close(fd) }
@@ -111,7 +113,15 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Moves the finished file to `destination` and syncs the directory so the rename is durable.
-    public func moveIntoPlace(_ destination: String, replacing: Bool) throws(TransferError) {
+    /// Only a regular file is ever replaced, and it keeps its mode; a new file gets `mode`.
+    public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
+        var existing = stat()
+        if lstat(destination, &existing) == 0 {
+            guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
+            if replacing { fchmod(descriptor, existing.st_mode & 0o7777) }
+        } else {
+            fchmod(descriptor, mode)
+        }
         let status = replacing ? rename(path, destination) : FileSystem.renameNoReplace(path, destination)
         guard status == 0 else {
             if errno == EEXIST { throw TransferError.destinationExists(path: destination) }
@@ -143,15 +153,25 @@ public final class PartialFile: @unchecked Sendable {
         close(fd)
     }
 
-    /// Creates the destination's missing parent directories (0755).
-    static func createDirectories(for path: String) throws(TransferError) {
+    /// Creates the destination's missing parent directories with `mode` (exactly: the daemon's
+    /// own umask does not narrow the client's).
+    static func createDirectories(for path: String, mode: mode_t) throws(TransferError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/").dropLast() {
             prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+            if mkdir(prefix, mode) == 0 {
+                chmod(prefix, mode)
+            } else if errno != EEXIST {
                 throw error(path: prefix, operation: "create the directory", errno: errno)
             }
         }
+    }
+
+    /// Whether something other than a regular file (a directory, device, FIFO, socket or
+    /// symlink) is at `path`.
+    public static func isOtherThanRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG
     }
 
     static func error(path: String, operation: String, errno code: Int32) -> TransferError {

@@ -32,6 +32,8 @@ public struct Job: Equatable, Sendable {
     /// Commands run when the job completes or fails (see Hooks).
     public var onComplete: String?
     public var onFail: String?
+    /// The umask of the client that queued it: a download's new file and directories follow it.
+    public var umask: Int?
 
     /// The URL with any password replaced, for logs and events.
     public var displayURL: String { HeaderRedaction.url(url) }
@@ -66,6 +68,8 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var tls: TLSOptions?
     public var onComplete: String?
     public var onFail: String?
+    /// The client's umask (a download's new file and directories follow it; 0o022 if absent).
+    public var umask: Int?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,

@@ -184,6 +184,7 @@ extension Scheduler {
         let expected = scheduled.job.sha256?.lowercased()
         let destination = scheduled.job.path ?? ""
         let overwrite = scheduled.job.overwrite
+        let mode = FileModes(umask: scheduled.job.umask).file
         let status = transfer?.status
         let received = transfer?.received ?? 0
         let store = store
@@ -199,7 +200,7 @@ extension Scheduler {
                 marked.finalizing = true
                 let finalizing = marked
                 try store.sync { try $0.saveResume(id, finalizing) }
-                try file.moveIntoPlace(destination, replacing: overwrite)
+                try file.moveIntoPlace(destination, replacing: overwrite, mode: mode)
             }
             inbox.post { scheduler in
                 scheduler.finalized(id, attempt: attempt, result, state: state, status: status, received: received,

@@ -25,6 +25,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case insecureRedirect
     /// Another process (another transferd) is writing the partial file.
     case busy(path: String)
+    /// The destination is a directory, device, FIFO, socket or symlink: only regular files are replaced.
+    case notRegularFile(path: String)
     /// MKCOL of a WebDAV collection the upload needs was answered with this status.
     case collection(url: String, status: Int)
 
@@ -37,7 +39,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .sourceChanged: "source_changed"
         case .checksumMismatch: "checksum_mismatch"
         case .diskFull: "disk_full"
-        case .io, .destinationExists: "io"
+        case .io, .destinationExists, .notRegularFile: "io"
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
@@ -64,6 +66,8 @@ public enum TransferError: Error, Equatable, Sendable {
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
         case .busy(let path): "\(path) is being written by another process (another transferd?)"
+        case .notRegularFile(let path):
+            "\(path) is not a regular file (a directory, device, FIFO or symlink); only regular files are replaced"
         case .collection(let url, let status):
             "cannot create the collection \(HeaderRedaction.url(url)): MKCOL was answered HTTP \(status)"
         }
@@ -74,7 +78,7 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy: nil
+             .stalled, .insecureRedirect, .busy, .notRegularFile: nil
         }
     }
 
