@@ -20,6 +20,7 @@ struct DownloadCommand: Subcommand {
           --allow-insecure-redirect  follow a redirect from https to http
           --sha256 HEX            verify the finished file before it appears
           --overwrite             replace an existing destination
+          --max-filesize SIZE     fail (too_large) and remove the partial file past SIZE, e.g. 10G
           --resume-data FILE      continue from resume data exported by 'resume-data ID'
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
@@ -43,6 +44,10 @@ struct DownloadCommand: Subcommand {
         let overwrite = arguments.flag("--overwrite")
         let resumeFile = try arguments.option("--resume-data")
         let paused = arguments.flag("--paused")
+        var maxFilesize: Int64?
+        if let text = try arguments.option("--max-filesize") {
+            do { maxFilesize = try ByteCount.parse(text) } catch { throw UsageError("--max-filesize: \(error.message)") }
+        }
         let common = try CommonJobOptions.parse(&arguments)
         let positionals = try arguments.positionals()
         guard positionals.count <= 1 else { throw UsageError("download takes one URL, got \(positionals.count)") }
@@ -64,6 +69,7 @@ struct DownloadCommand: Subcommand {
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
                          resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
         job.umask = ProcessIdentity.umask
+        job.maxFilesize = maxFilesize
         return DownloadCommand(job: job)
     }
 

@@ -49,6 +49,7 @@ enum JobFormatter {
         field("client cert", job.tls.cert)
         if job.tls.allowInsecureRedirect { field("redirects", "may go from https to http") }
         field("limit", job.limit.map { Rate.describe($0) })
+        field("max size", job.maxFilesize.map { ByteCount.describe($0) })
         field("priority", job.priority.rawValue)
         field("created", job.createdAt.iso8601)
         field("finished", job.finishedAt?.iso8601)

@@ -32,6 +32,8 @@ enum DaemonArguments {
           --retry N            retries after a failed attempt, for jobs that do not say (default: 7)
           --no-progress-timeout S  fail a job that moves no byte for S seconds (default: 1800)
           --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: 60)
+          --max-filesize SIZE  fail a download (too_large) whose body passes SIZE, e.g. 50G, unless the
+                               job sets its own (default: none)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -59,6 +61,7 @@ enum DaemonArguments {
         var noProgressSeconds = 30 * 60
         var level = Logger.Level.info
         var wallClock = WallClock.system
+        var maxFilesize: Int64?
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
             index += 1
@@ -96,6 +99,9 @@ enum DaemonArguments {
                 defaultRetries = retries
             case "--no-progress-timeout":
                 noProgressSeconds = try positive(argument, try value(argument), unit: " of seconds")
+            case "--max-filesize":
+                let text = try value(argument)
+                do { maxFilesize = try ByteCount.parse(text) } catch { throw UsageError(message: "--max-filesize: \(error.message)") }
             case "--test-clock":
                 // For tests only, and so not in the help: timetables see this instant now.
                 let text = try value(argument)
@@ -128,6 +134,7 @@ enum DaemonArguments {
         options.defaultRetries = defaultRetries
         options.noProgressSeconds = noProgressSeconds
         options.wallClock = wallClock
+        options.maxFilesize = maxFilesize
         return .run(options, level)
     }
 }

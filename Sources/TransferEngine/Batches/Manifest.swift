@@ -89,9 +89,10 @@ private struct DownloadLine: Decodable {
     var output: String
     var sha256: String?
     var overwrite: Bool?
+    var maxFilesize: SizeValue?
     var common: CommonFields
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case url, output, sha256, overwrite }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case url, output, sha256, overwrite, maxFilesize }
 
     init(from decoder: any Decoder) throws {
         try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "download")
@@ -100,6 +101,7 @@ private struct DownloadLine: Decodable {
         output = try container.decode(String.self, forKey: .output)
         sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
         overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite)
+        maxFilesize = try container.decodeIfPresent(SizeValue.self, forKey: .maxFilesize)
         common = try CommonFields(from: decoder)
     }
 
@@ -107,10 +109,12 @@ private struct DownloadLine: Decodable {
         guard !output.isEmpty, !output.hasSuffix("/") else {
             throw Manifest.LineError.Reason("\"output\" must name a file, got '\(output)'")
         }
-        return NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
-               sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
-               limit: common.limitRate?.bytesPerSecond, retries: common.retry, paused: common.paused ?? false,
-               onComplete: common.onComplete, onFail: common.onFail)
+        var job = NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
+                         sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
+                         limit: common.limitRate?.bytesPerSecond, retries: common.retry, paused: common.paused ?? false,
+                         onComplete: common.onComplete, onFail: common.onFail)
+        job.maxFilesize = maxFilesize?.bytes
+        return job
     }
 }
 
@@ -169,6 +173,25 @@ private struct RateValue: Decodable {
             bytesPerSecond = try Rate.parse(try container.decode(String.self))
         } catch let error as Rate.ParseError {
             throw Manifest.LineError.Reason("limitRate: \(error.message)")
+        }
+    }
+}
+
+/// A size as a number of bytes or a string such as "10G".
+private struct SizeValue: Decodable {
+    var bytes: Int64
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) {
+            guard number >= 0 else { throw Manifest.LineError.Reason("maxFilesize: must be 0 or more, got \(number)") }
+            bytes = number
+            return
+        }
+        do {
+            bytes = try ByteCount.parse(try container.decode(String.self))
+        } catch let error as ByteCount.ParseError {
+            throw Manifest.LineError.Reason("maxFilesize: \(error.message)")
         }
     }
 }

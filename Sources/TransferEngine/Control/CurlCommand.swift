@@ -5,6 +5,7 @@ public enum CurlCommand {
         var words = ["curl", "--fail", "--location", "--max-redirs", "10"]
         for header in HeaderRedaction.redact(job.headers) { words += ["-H", header] }
         if let limit = job.limit { words += ["--limit-rate", String(limit)] }
+        if let maxFilesize = job.maxFilesize { words += ["--max-filesize", String(maxFilesize)] }
         if let cacert = job.tls.cacert { words += ["--cacert", cacert] }
         if let pin = job.tls.pinnedPublicKey { words += ["--pinnedpubkey", pin] }
         if let cert = job.tls.cert { words += ["--cert", cert] }

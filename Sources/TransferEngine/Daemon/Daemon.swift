@@ -24,6 +24,8 @@ public final class Daemon {
         public var noProgressSeconds = 30 * 60
         /// The date and time of day that timetables follow (tests pin it with `--test-clock`).
         public var wallClock = WallClock.system
+        /// `--max-filesize`: for downloads that do not set their own.
+        public var maxFilesize: Int64?
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -106,6 +108,7 @@ public final class Daemon {
         configuration.defaultRetries = options.defaultRetries
         configuration.noProgressMilliseconds = Int64(options.noProgressSeconds) * 1000
         configuration.wallClock = options.wallClock
+        configuration.maxFilesize = options.maxFilesize
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }

@@ -55,14 +55,17 @@ final class DownloadTransfer: Transfer {
     let pacer: Pacer
     /// An attempt that moves no byte for this long is aborted (and retried).
     let stallSeconds: Int
+    /// The file may not grow past this many bytes (`--max-filesize`): an endless body must not fill the disk.
+    let maxFilesize: Int64?
     private(set) var retryAfter: Int64?
     private(set) var lastActivity = Monotonic.now
     var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation }
 
     init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, pacer: Pacer,
-         stallSeconds: Int, file: PartialFile, resume: ResumeState) throws(TransferError) {
+         stallSeconds: Int, maxFilesize: Int64?, file: PartialFile, resume: ResumeState) throws(TransferError) {
         self.pacer = pacer
         self.stallSeconds = stallSeconds
+        self.maxFilesize = maxFilesize
         self.jobID = jobID
         self.attempt = attempt
         self.file = file
@@ -162,11 +165,13 @@ final class DownloadTransfer: Transfer {
             return true
         case .append(let total):
             status = head.status
+            if let refusal = refuseSize(total) { return refusal }
             resume.bytesTotal = total
             phase = .receiving
             return true
         case .writeFromStart(let validators, let total):
             status = head.status
+            if let refusal = refuseSize(total) { return refusal }
             resume.validators = validators
             resume.bytesTotal = total
             truncateBeforeWriting = offset > 0
@@ -188,6 +193,13 @@ final class DownloadTransfer: Transfer {
         }
     }
 
+    /// An announced size past `maxFilesize` ends the attempt before a byte of its body is written.
+    private func refuseSize(_ total: Int64?) -> Bool? {
+        guard let maxFilesize, let total, total > maxFilesize else { return nil }
+        verdict = .failed(.tooLarge(limit: maxFilesize))
+        return false
+    }
+
     private func write(_ bytes: UnsafeRawBufferPointer) -> CurlEasy.WriteAction {
         switch phase {
         case .receiving:
@@ -203,6 +215,10 @@ final class DownloadTransfer: Transfer {
             return .pause
         }
         guard pacer.admit() else { return .pause }
+        if let maxFilesize, offset + Int64(bytes.count) > maxFilesize {
+            verdict = .failed(.tooLarge(limit: maxFilesize))
+            return .abort
+        }
         do {
             try file.write(bytes, at: offset)
         } catch {

@@ -3,7 +3,7 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail
+             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail, maxFilesize
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -38,6 +38,7 @@ extension Job: Codable {
         try container.encode(key, forKey: .key)
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
+        try container.encode(maxFilesize, forKey: .maxFilesize)
     }
 
     public init(from decoder: Decoder) throws {
@@ -70,6 +71,7 @@ extension Job: Codable {
         key = try container.decodeIfPresent(String.self, forKey: .key)
         onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
         onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
+        maxFilesize = try container.decodeIfPresent(Int64.self, forKey: .maxFilesize)
     }
 }
 

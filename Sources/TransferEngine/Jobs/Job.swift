@@ -34,6 +34,8 @@ public struct Job: Equatable, Sendable {
     public var onFail: String?
     /// The umask of the client that queued it: a download's new file and directories follow it.
     public var umask: Int?
+    /// A download whose body passes this many bytes fails with `too_large` (nil: the daemon's).
+    public var maxFilesize: Int64?
 
     /// The URL with any password replaced, for logs and events.
     public var displayURL: String { HeaderRedaction.url(url) }
@@ -70,6 +72,8 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var onFail: String?
     /// The client's umask (a download's new file and directories follow it; 0o022 if absent).
     public var umask: Int?
+    /// Downloads: fail with `too_large` past this many bytes (nil: the daemon's `--max-filesize`).
+    public var maxFilesize: Int64?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,

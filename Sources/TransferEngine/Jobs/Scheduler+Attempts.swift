@@ -103,14 +103,22 @@ extension Scheduler {
                 scheduled.lastProgress = .now
                 scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
             }
+            // A body past --max-filesize leaves nothing behind (the partial file is removed before
+            // the end is recorded); other failures keep their bytes for `retry`.
+            let discarded: String? = if case .tooLarge = error { scheduled.job.partialPath } else { nil }
             let record: @Sendable (JobStore) throws -> Void = { store in
-                if let checkpoint, let file { try store.saveResume(id, checkpoint.identified(by: file, writing: false)) }
+                if discarded != nil {
+                    try store.deleteResume(id)
+                } else if let checkpoint, let file {
+                    try store.saveResume(id, checkpoint.identified(by: file, writing: false))
+                }
                 if let response { try store.saveResponse(id, response) }
                 try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received,
                                         metrics: metrics)
             }
-            let next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable,
+            var next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable,
                                     retryAfter: transfer?.retryAfter)
+            if discarded != nil { next.bytesDone = 0 }
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
             if next.state == .waiting, case .unreachable = error { waitForHost(scheduled) }
             if next.state == .waiting {
@@ -124,7 +132,7 @@ extension Scheduler {
             scheduled.detach()
             let emptyPartial = download != nil && next.state == .failed && (checkpoint?.bytesDurable ?? 0) == 0
                 ? scheduled.job.partialPath : nil
-            change(scheduled, next, syncing: file, alsoRecord: record) { [unowned self] _ in
+            change(scheduled, next, syncing: discarded == nil ? file : nil, removing: discarded, alsoRecord: record) { [unowned self] _ in
                 // A failed job keeps its bytes for `retry`; with none, it leaves no empty file behind.
                 if let emptyPartial { files.async { PartialFile.remove(emptyPartial) } }
                 scheduleRetryTimer()

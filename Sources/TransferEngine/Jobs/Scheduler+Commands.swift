@@ -266,9 +266,13 @@ extension Scheduler {
                 return retryFailed(scheduled, done: done)
             }
             let reason = command == .retry ? "retry by user" : "resumed by user"
-            return change(scheduled, StateChange(.queued, reason: reason), then: { _ in done(nil) })
+            return change(scheduled, StateChange(.queued, reason: reason), then: { result in
+                done(Self.unrecorded(command, id, result))
+            })
         }
-        if target == .paused { return suspend(scheduled, to: .paused, reason: "paused by user") { done(nil) } }
+        if target == .paused {
+            return suspend(scheduled, to: .paused, reason: "paused by user") { result in done(Self.unrecorded(command, id, result)) }
+        }
         stopTransfer(of: scheduled) { [unowned self] transfer in
             let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
             if let (number, status, bytes, metrics) = attempt {
@@ -276,16 +280,22 @@ extension Scheduler {
             }
             let partialPath = scheduled.job.partialPath
             scheduled.detach()
-            change(scheduled, StateChange(.cancelled, reason: "cancelled by user"), alsoRecord: { store in
+            change(scheduled, StateChange(.cancelled, reason: "cancelled by user"), removing: partialPath, alsoRecord: { store in
                 try store.deleteResume(id)
                 if let (number, status, bytes, metrics) = attempt {
                     try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes, metrics: metrics)
                 }
-            }) { [unowned self] _ in
-                if let partialPath { files.async { PartialFile.remove(partialPath) } }
-                done(nil)
+            }) { result in
+                done(Self.unrecorded(command, id, result))
             }
         }
+    }
+
+    /// A command is acknowledged only once recorded: a store that could not record it (a full
+    /// disk) makes the reply an error, and the command may be given again.
+    private static func unrecorded(_ command: ControlCommand, _ id: JobID, _ result: Result<Void, any Error>) -> ControlError? {
+        guard case .failure(let error) = result else { return nil }
+        return ControlError(.internal, "cannot record the \(command.rawValue) of job \(id): \(error) (free space, then \(command.rawValue) it again)")
     }
 
     /// A failed job is queued again once it owns its destination again (another job may have
@@ -299,7 +309,9 @@ extension Scheduler {
             scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
             scheduled.lastProgress = .now
             jobs[id] = scheduled
-            change(scheduled, StateChange(.queued, reason: "retry by user"), then: { _ in done(nil) })
+            change(scheduled, StateChange(.queued, reason: "retry by user"), then: { result in
+                done(Self.unrecorded(.retry, id, result))
+            })
         }
         guard scheduled.job.kind == .download, let path = scheduled.job.path else { return requeue() }
         let token = nextToken()

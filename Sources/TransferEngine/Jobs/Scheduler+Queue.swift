@@ -79,18 +79,20 @@ extension Scheduler {
         guard let victim else { return }
         preempting.insert(victim.id)
         logger.info("job \(victim.id): giving its slot to high-priority job \(entry.id)")
-        suspend(victim, to: .queued, reason: "preempted by job \(entry.id) (high priority)") { [unowned self] in
+        suspend(victim, to: .queued, reason: "preempted by job \(entry.id) (high priority)") { [unowned self] _ in
             preempting.remove(victim.id)
             startNext()
         }
     }
 
     /// Stops a running job's transfer, keeps its durable bytes, and records the job as paused or
-    /// queued; `done` runs once that is recorded. A job that was not running only changes state.
-    func suspend(_ scheduled: ScheduledJob, to state: JobState, reason: String, done: @escaping () -> Void) {
+    /// queued; `done` runs once that is recorded (or could not be). A job that was not running
+    /// only changes state.
+    func suspend(_ scheduled: ScheduledJob, to state: JobState, reason: String,
+                 done: @escaping (Result<Void, any Error>) -> Void) {
         let id = scheduled.id
         stopTransfer(of: scheduled) { [unowned self] transfer in
-            guard scheduled.job.state.canTransition(to: state), jobs[id] === scheduled else { return done() }
+            guard scheduled.job.state.canTransition(to: state), jobs[id] === scheduled else { return done(.success(())) }
             let download = transfer as? DownloadTransfer
             let checkpoint = download?.checkpoint
             let file = download?.file
@@ -108,7 +110,7 @@ extension Scheduler {
                            try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes,
                                                    metrics: metrics)
                        }
-                   }) { _ in done() }
+                   }) { result in done(result) }
         }
     }
 }

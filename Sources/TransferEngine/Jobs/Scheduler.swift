@@ -20,6 +20,8 @@ public final class Scheduler {
         public var hookTimeoutMilliseconds = 60_000
         /// The date and time of day that timetables follow.
         public var wallClock = WallClock.system
+        /// A download whose body passes this many bytes fails (`--max-filesize`; a job's own wins).
+        public var maxFilesize: Int64?
 
         public init() {}
     }
@@ -183,6 +185,7 @@ public final class Scheduler {
                 let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
                                                     headers: scheduled.job.headers, tls: tlsOptions(scheduled.job),
                                                     pacer: pacer, stallSeconds: configuration.stallSeconds,
+                                                    maxFilesize: scheduled.job.maxFilesize ?? configuration.maxFilesize,
                                                     file: file, resume: resume)
                 transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
                 transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
@@ -333,8 +336,11 @@ public final class Scheduler {
 
     /// Changes an unfinished job's state in memory and in the store (in that order; the store's
     /// queue keeps every change in order). With `syncing`, that file's bytes are made durable
-    /// first. Ended jobs leave memory and wake their waiters.
+    /// first; with `removing`, that partial file is deleted first (a cancel frees its space even
+    /// when the store cannot record it yet, and a cancel said again then converges). Ended jobs
+    /// leave memory and wake their waiters.
     func change(_ scheduled: ScheduledJob, _ change: StateChange, syncing file: PartialFile? = nil,
+                removing partialPath: String? = nil,
                 alsoRecord extra: (@Sendable (JobStore) throws -> Void)? = nil,
                 then: ((Result<Void, any Error>) -> Void)? = nil) {
         precondition(scheduled.job.state.canTransition(to: change.state),
@@ -380,6 +386,8 @@ public final class Scheduler {
         }
         if let file {
             durably({ try file.sync() }, record: record, then: recorded)
+        } else if let partialPath {
+            durably({ PartialFile.remove(partialPath) }, record: record, then: recorded)
         } else {
             stored(record, then: recorded)
         }
@@ -451,7 +459,7 @@ public final class Scheduler {
         }
         for scheduled in running.values {
             remaining += 1
-            suspend(scheduled, to: .queued, reason: "daemon stopped", done: finishOne)
+            suspend(scheduled, to: .queued, reason: "daemon stopped") { _ in finishOne() }
         }
         finishOne()
     }

@@ -12,7 +12,7 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .network, .unreachable, .stalled: true
         case .httpStatus(let status), .collection(_, let status): Self.retryableStatuses.contains(status)
-        case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .busy, .notRegularFile: false
+        case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .busy, .notRegularFile, .tooLarge: false
         }
     }
 

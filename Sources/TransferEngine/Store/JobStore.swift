@@ -26,7 +26,7 @@ public final class JobStore {
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
-        on_complete, on_fail, umask
+        on_complete, on_fail, umask, max_filesize
         """
 
     static func job(_ row: inout SQLiteRow) -> Job {
@@ -68,6 +68,7 @@ public final class JobStore {
         job.onComplete = row.optionalText()
         job.onFail = row.optionalText()
         job.umask = row.optionalInt()
+        job.maxFilesize = row.optionalInt64()
         return job
     }
 
@@ -82,15 +83,15 @@ public final class JobStore {
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                                  method, upload, tls, job_key, on_complete, on_fail, destination, umask)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
                 new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
                 upload == nil ? String?.none : new.method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
-                destination, new.umask)
+                destination, new.umask, new.maxFilesize)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }

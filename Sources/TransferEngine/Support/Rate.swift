@@ -8,19 +8,9 @@ public enum Rate {
     /// Bytes per second, or nil for unlimited.
     public static func parse(_ text: String) throws(ParseError) -> Int64? {
         let trimmed = text.trimmingSpaces
-        if trimmed == "off" || trimmed == "0" { return nil }
-        var number = Substring(trimmed)
-        var multiplier = 1.0
-        if let last = number.last, let scale = ["K": 1024.0, "M": 1024.0 * 1024, "G": 1024.0 * 1024 * 1024][last.uppercased()] {
-            multiplier = scale
-            number = number.dropLast()
-        }
-        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
-              let value = Double(number), value.isFinite, value >= 0
-        else { throw ParseError(text: text) }
-        let bytes = (value * multiplier).rounded()
-        guard bytes < 1e15 else { throw ParseError(text: text) }
-        return bytes == 0 ? nil : Int64(bytes)
+        if trimmed == "off" { return nil }
+        guard let bytes = ByteCount.bytes(trimmed) else { throw ParseError(text: text) }
+        return bytes == 0 ? nil : bytes
     }
 
     /// `4.0 MiB/s` style text.
@@ -30,8 +20,35 @@ public enum Rate {
     }
 }
 
-/// Human sizes in powers of 1024.
+/// Sizes in powers of 1024: `10M` parsed, `10.0 MiB` shown.
 public enum ByteCount {
+    public struct ParseError: Error, Equatable, Sendable {
+        public var text: String
+        public var message: String { "invalid size '\(text)': use a number of bytes with an optional K, M or G suffix" }
+    }
+
+    /// A number of bytes such as `4096`, `512K`, `1.5G`.
+    public static func parse(_ text: String) throws(ParseError) -> Int64 {
+        guard let bytes = bytes(text.trimmingSpaces) else { throw ParseError(text: text) }
+        return bytes
+    }
+
+    /// A number with an optional K, M or G suffix, below 10^15; nil for anything else.
+    static func bytes(_ text: String) -> Int64? {
+        var number = Substring(text)
+        var multiplier = 1.0
+        if let last = number.last, let scale = ["K": 1024.0, "M": 1024.0 * 1024, "G": 1024.0 * 1024 * 1024][last.uppercased()] {
+            multiplier = scale
+            number = number.dropLast()
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
+              let value = Double(number), value.isFinite, value >= 0
+        else { return nil }
+        let bytes = (value * multiplier).rounded()
+        guard bytes < 1e15 else { return nil }
+        return Int64(bytes)
+    }
+
     public static func describe(_ bytes: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)

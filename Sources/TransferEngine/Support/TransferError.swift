@@ -27,6 +27,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case busy(path: String)
     /// The destination is a directory, device, FIFO, socket or symlink: only regular files are replaced.
     case notRegularFile(path: String)
+    /// The body passed the job's (or the daemon's) `--max-filesize`.
+    case tooLarge(limit: Int64)
     /// MKCOL of a WebDAV collection the upload needs was answered with this status.
     case collection(url: String, status: Int)
 
@@ -43,6 +45,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
+        case .tooLarge: "too_large"
         case .collection: "collection"
         }
     }
@@ -66,6 +69,8 @@ public enum TransferError: Error, Equatable, Sendable {
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
         case .busy(let path): "\(path) is being written by another process (another transferd?)"
+        case .tooLarge(let limit):
+            "the file is larger than --max-filesize \(limit) bytes (\(ByteCount.describe(limit))); its partial file was removed"
         case .notRegularFile(let path):
             "\(path) is not a regular file (a directory, device, FIFO or symlink); only regular files are replaced"
         case .collection(let url, let status):
@@ -78,7 +83,7 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy, .notRegularFile: nil
+             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge: nil
         }
     }
 

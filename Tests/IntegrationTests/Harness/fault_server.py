@@ -25,6 +25,8 @@ Faults (query parameters). GET requests are counted per name (1-based); a fault 
   change_after=N    requests after the N-th see version 2 (new bytes, new ETag)
   ignore_range=1    always 200 with the whole entity (still claims Accept-Ranges: bytes)
   rate=B            trickle the body at B bytes per second (all requests)
+  endless=1         200 without a length, then the entity over and over until the client
+                    closes (at most 256 MiB)
 """
 
 import argparse
@@ -316,6 +318,18 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             set_record(status=status, fault="status", contentLength=len(body))
             self.send_body(body, record)
+            return
+
+        if faulty and query.get("endless") == "1":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            set_record(status=200, fault="endless")
+            sent = 0
+            while sent < 256 * 1024 * 1024 and self.send_body(data, record, rate=rate):
+                sent += len(data)
+            self.close_now()
             return
 
         # Choose full or partial response.
