@@ -82,6 +82,19 @@ final class FaultTests: IntegrationTestCase {
         XCTAssertEqual(second.trimmedStdout, "4000", second.summary)
     }
 
+    /// A redirect to a URL libcurl refuses (CURLE_URL_MALFORMAT) fails the job at once, with
+    /// libcurl's reason: a request error is permanent, however many retries are left.
+    func testRedirectToAURLLibcurlRefusesIsNotRetried() throws {
+        let id = try cli.download(faults.baseURL + "/redirect?to=http%3A%2F%2F127.0.0.1%3A99999%2Fx",
+                                  to: destination("redirected.bin"), Self.retryOptions)
+        let job = try cli.awaitState(id, "failed", timeout: 10)
+        XCTAssertEqual(job.errorCode, "request", job.jsonText)
+        XCTAssertEqual(job.attemptLog.count, 1, "never retried: \(job.jsonText)")
+        assertOneLineMessage(job.errorMessage ?? "", "error.message")
+        XCTAssertEqual(((try? faults.log()) ?? []).filter { $0["name"] as? String == "redirect" }.count, 1,
+                       faults.describeLog())
+    }
+
     /// Connection closed after N body bytes: the retry continues from the kept bytes.
     func testDroppedConnectionRetriesWithRangeFromKeptBytes() throws {
         let name = "drop.bin"

@@ -63,11 +63,14 @@ private struct ManifestLine: Decodable {
     }
 
     func job() throws -> NewJob {
-        switch (download, upload) {
+        let job = switch (download, upload) {
         case (let download?, nil): try download.job()
         case (nil, let upload?): try upload.job()
         default: throw Manifest.LineError.Reason("a line needs exactly one of \"download\" and \"upload\"")
         }
+        // Refused here, so that the message names the file and line before anything is sent.
+        do { try JobValidation.validateURL(job.url) } catch { throw Manifest.LineError.Reason(error.message) }
+        return job
     }
 }
 

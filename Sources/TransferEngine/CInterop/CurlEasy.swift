@@ -83,7 +83,7 @@ public final class CurlEasy {
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytes))
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds))
         try check(tds_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
-        try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, CurlURL.protocols.joined(separator: ",")))
         // An https request may only be redirected to https unless the job allows the downgrade.
         let secure = request.url.lowercased().hasPrefix("https:") && !request.tls.allowInsecureRedirect
         try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, secure ? "https" : "http,https"))

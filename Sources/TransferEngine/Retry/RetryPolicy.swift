@@ -12,7 +12,8 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .network, .unreachable, .stalled: true
         case .httpStatus(let status): Self.retryableStatuses.contains(status)
-        case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect: false
+        case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .request,
+             .local: false
         }
     }
 

@@ -23,6 +23,12 @@ public enum TransferError: Error, Equatable, Sendable {
     case stalled(seconds: Int)
     /// An https request was redirected to http, and the job does not allow that.
     case insecureRedirect
+    /// libcurl refused the request as it is set up (a malformed URL, say after a redirect, an
+    /// unsupported protocol, a bad argument, too many redirects): never retried.
+    case request(String)
+    /// A local failure inside libcurl or one of our callbacks (out of memory, a failed write or
+    /// read with no more precise reason): never retried (code `io`).
+    case local(String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -33,9 +39,10 @@ public enum TransferError: Error, Equatable, Sendable {
         case .sourceChanged: "source_changed"
         case .checksumMismatch: "checksum_mismatch"
         case .diskFull: "disk_full"
-        case .io, .destinationExists: "io"
+        case .io, .destinationExists, .local: "io"
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
+        case .request: "request"
         }
     }
 
@@ -57,6 +64,8 @@ public enum TransferError: Error, Equatable, Sendable {
         case .stalled(let seconds): "no data received for \(seconds) s"
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
+        case .request(let reason): "libcurl refused the request: \(reason)"
+        case .local(let reason): "local failure: \(reason)"
         }
     }
 

@@ -8,6 +8,7 @@ Routes
   GET /sha256/<name>?size=N&version=V JSON {"sha256", "size", "etag"} of an entity
                                       (not counted, no faults)
   GET /log                            JSON list of every request served so far
+  GET /redirect?to=URL                302 with `Location: URL` as given (logged, name "redirect")
   GET|POST /reset                     clears per-name counters and the log
 
 Entity: block i of version v is sha256("<name>:v<v>:<i>"), concatenated and cut to
@@ -264,6 +265,15 @@ class Handler(BaseHTTPRequestHandler):
             data = entity(name, version, size)
             return self.send_json({"sha256": hashlib.sha256(data).hexdigest(), "size": size,
                                    "etag": etag(name, version)})
+        if path == "/redirect":
+            with LOCK:
+                LOG.append({"n": len(LOG) + 1, "method": self.command, "path": path, "name": "redirect",
+                            "query": parts.query, "status": 302, "time": time.time()})
+            self.send_response(302)
+            self.send_header("Location", query.get("to", "/"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if path.startswith("/files/"):
             return self.serve_file(path[len("/files/"):], query, parts.query, head)
         body = b"not found\n"
