@@ -43,6 +43,10 @@ enum JobValidation {
     /// Parses the URL with libcurl's own parser and the flags a transfer uses, so that what
     /// would fail every attempt is refused now, with libcurl's reason.
     static func validateURL(_ text: String) throws(ControlError) {
+        guard !Redaction.isRedacted(text) else {
+            throw ControlError(.invalidArgument, "the URL '\(shown(text))' holds \(Redaction.marker) where a secret was: "
+                + "give the real URL (with --resume-data: transferctl download URL --resume-data FILE)")
+        }
         let parts: CurlURL.Parts
         do {
             parts = try CurlURL.parse(text)
@@ -62,7 +66,7 @@ enum JobValidation {
     /// A URL as an error message may show it: secrets redacted, control characters escaped.
     private static func shown(_ url: String) -> String {
         var shown = ""
-        for scalar in HeaderRedaction.url(url).unicodeScalars {
+        for scalar in Redaction.url(url).unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F {
                 shown += "%" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
             } else {

@@ -34,7 +34,7 @@ public struct Job: Equatable, Sendable {
     public var onFail: String?
 
     /// The URL with any password replaced, for logs and events.
-    public var displayURL: String { HeaderRedaction.url(url) }
+    public var displayURL: String { Redaction.url(url) }
 
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
