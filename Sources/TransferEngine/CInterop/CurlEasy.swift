@@ -138,6 +138,16 @@ public final class CurlEasy {
         return code
     }
 
+    /// Whether the request went out whole: its head, and `bodyLength` body bytes, were written
+    /// to the connection (so the server may have acted on it, answered or not).
+    public func sentWholeRequest(bodyLength: Int64) -> Bool {
+        var head = 0
+        var body: curl_off_t = 0
+        _ = tds_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &head)
+        _ = tds_easy_getinfo_off(handle, CURLINFO_SIZE_UPLOAD_T, &body)
+        return head > 0 && Int64(body) >= bodyLength
+    }
+
     /// What libcurl measured for this transfer so far.
     public var metrics: AttemptMetrics {
         func milliseconds(_ info: CURLINFO) -> Double {

@@ -3,7 +3,7 @@
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
         var words = ["curl", "--fail", "--location", "--max-redirs", "10"]
-        for header in Redaction.headers(job.headers) { words += ["-H", header] }
+        for header in Redaction.headers(job.requestHeaders) { words += ["-H", header] }
         if let limit = job.limit { words += ["--limit-rate", String(limit)] }
         if let cacert = job.tls.cacert { words += ["--cacert", cacert] }
         if let pin = job.tls.pinnedPublicKey { words += ["--pinnedpubkey", pin] }

@@ -4,7 +4,8 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail
+             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
+             retryUnsafe
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -40,6 +41,8 @@ extension Job: Codable {
         try container.encode(key, forKey: .key)
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
+        try container.encode(idempotencyKey, forKey: .idempotencyKey)
+        try container.encode(retryUnsafe, forKey: .retryUnsafe)
     }
 
     public init(from decoder: Decoder) throws {
@@ -72,5 +75,7 @@ extension Job: Codable {
         key = try container.decodeIfPresent(String.self, forKey: .key)
         onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
         onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
+        idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)
+        retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe) ?? false
     }
 }

@@ -32,9 +32,18 @@ public struct Job: Equatable, Sendable {
     /// Commands run when the job completes or fails (see Hooks).
     public var onComplete: String?
     public var onFail: String?
+    /// POST uploads: the `Idempotency-Key` every attempt sends (nil when the user gave one).
+    public var idempotencyKey: String?
+    /// POST uploads: retry even when the server may have acted on the request (`--retry-unsafe`).
+    public var retryUnsafe = false
 
-    /// The URL with any password replaced, for logs and events.
+    /// The URL with any secret replaced, for logs and events.
     public var displayURL: String { Redaction.url(url) }
+
+    /// The headers every attempt sends: the user's, and the job's Idempotency-Key.
+    public var requestHeaders: [String] {
+        headers + (idempotencyKey.map { [IdempotencyKey.header($0)] } ?? [])
+    }
 
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
@@ -66,12 +75,14 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var tls: TLSOptions?
     public var onComplete: String?
     public var onFail: String?
+    /// Uploads: retry a POST even when the server may have acted on it (absent: false).
+    public var retryUnsafe: Bool?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
                 method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil,
-                onComplete: String? = nil, onFail: String? = nil) {
+                onComplete: String? = nil, onFail: String? = nil, retryUnsafe: Bool? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -89,5 +100,6 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.tls = tls
         self.onComplete = onComplete
         self.onFail = onFail
+        self.retryUnsafe = retryUnsafe
     }
 }

@@ -11,6 +11,8 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
     public var bytes: Int64
     /// libcurl's timings, once the attempt has ended (nil for one a stopped daemon left open).
     public var metrics: AttemptMetrics?
+    /// Why this failed attempt was not tried again; nil when it was, or did not fail.
+    public var notRetried: RetryRefusal?
 
     public init(number: Int, startedAt: Timestamp, endedAt: Timestamp? = nil, rangeStart: Int64,
                 httpStatus: Int? = nil, error: JobError? = nil, bytes: Int64 = 0, metrics: AttemptMetrics? = nil) {
@@ -34,9 +36,10 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         try container.encode(error, forKey: .error)
         try container.encode(bytes, forKey: .bytes)
         try container.encode(metrics, forKey: .metrics)
+        try container.encode(notRetried, forKey: .notRetried)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics
+        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics, notRetried
     }
 }

@@ -55,6 +55,8 @@ final class UploadTransfer: Transfer {
 
     var status: Int? { response?.status }
     var transferred: Int64 { sent }
+    /// The whole request reached the connection: the server may have acted on it.
+    var requestSent: Bool { easy.sentWholeRequest(bodyLength: contentLength) }
 
     func stop() {
         stopped = true

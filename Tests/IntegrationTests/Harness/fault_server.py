@@ -10,6 +10,10 @@ Routes
   GET /log                            JSON list of every request served so far
   GET /redirect?to=URL                302 with `Location: URL` as given (logged, name "redirect")
   GET|POST /reset                     clears per-name counters and the log
+  PUT|POST /upload/<name>?...         reads the body, counted per name; faults drop=N (close
+                                      after N body bytes; N = the whole body loses the answer),
+                                      status=S, stall=1; logged with bytesReceived, complete,
+                                      sha256 and idempotencyKey (the request's header)
 
 Entity: block i of version v is sha256("<name>:v<v>:<i>"), concatenated and cut to
 `size` (default 2 MiB). Strong ETag "<name>-v<v>", Last-Modified fixed per version.
@@ -196,7 +200,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def receive_upload(self):
         """/upload/NAME: reads the body (or drops the connection after `drop` bytes, or answers
-        `status` with `Retry-After`, for the first `times` requests) and records its sha256."""
+        `status` with `Retry-After`, for the first `times` requests) and records its sha256 and
+        the request's Idempotency-Key header (`idempotencyKey`, None when absent)."""
         parts = urlsplit(self.path)
         name = unquote(parts.path)[len("/upload/"):]
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -206,7 +211,8 @@ class Handler(BaseHTTPRequestHandler):
             COUNTS["upload:" + name] = number
             record = {"n": number, "method": self.command, "path": "/upload/" + name, "name": name,
                       "query": parts.query, "contentLength": length, "bytesReceived": 0, "complete": False,
-                      "status": None, "fault": None, "time": time.time()}
+                      "status": None, "fault": None, "time": time.time(),
+                      "idempotencyKey": self.headers.get("Idempotency-Key")}
             LOG.append(record)
         faulty = number <= int(query.get("times", 1))
         digest = hashlib.sha256()
