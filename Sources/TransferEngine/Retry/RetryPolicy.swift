@@ -64,11 +64,11 @@ public enum RetryRefusal: String, Codable, Equatable, Sendable {
     /// One line for `show`.
     public var message: String {
         switch self {
-        case .permanent: "this error is not retried"
+        case .permanent: "the error is permanent"
         case .unsafeMethod:
             "the server may have acted on the request (not idempotent; queue it with --retry-unsafe to retry anyway)"
         case .noProgress: "no progress for too long"
-        case .noRetriesLeft: "no retries left"
+        case .noRetriesLeft: "no retries left (--retry)"
         case .stopping: "transferd was stopping"
         }
     }
