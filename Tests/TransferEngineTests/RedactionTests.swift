@@ -5,9 +5,9 @@ import Testing
 @Suite struct RedactionTests {
     @Test func secretHeadersNeverPrint() {
         let redacted = Redaction.headers(["Authorization: Bearer s3cret", "cookie: a=b", "X-Amz-Security-Token: t0k",
-                                          "X-Trace: 1"])
+                                          "X-API-Key: k", "X-Trace: 1"])
         #expect(redacted == ["Authorization: <redacted>", "cookie: <redacted>", "X-Amz-Security-Token: <redacted>",
-                             "X-Trace: 1"])
+                             "X-API-Key: <redacted>", "X-Trace: 1"])
         #expect(Redaction.withoutSecrets(["Proxy-Authorization: Basic x", "Accept: */*"]) == ["Accept: */*"])
     }
 
