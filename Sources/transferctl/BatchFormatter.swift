@@ -35,7 +35,7 @@ enum BatchFormatter {
         field("bytes", bytes(batch))
         field("rate", batch.rate > 0 ? Rate.describe(batch.rate) : nil)
         field("eta", batch.etaSeconds.map { "\($0) s" })
-        field("backup", batch.backup.map { "\($0.directory) -> \(HeaderRedaction.url($0.prefix))" })
+        field("backup", batch.backup.map { "\($0.directory) -> \(Redaction.url($0.prefix))" })
         field("created", batch.createdAt.iso8601)
         field("on-complete", batch.onComplete)
         field("on-fail", batch.onFail)

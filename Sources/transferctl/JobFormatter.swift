@@ -26,6 +26,8 @@ enum JobFormatter {
         field("state", job.state.rawValue + (job.stateReason.map { " (\($0))" } ?? ""))
         field("url", job.url)
         field("method", job.method)
+        field("idem. key", job.idempotencyKey)
+        if job.retryUnsafe { field("retries", "also when the server may have acted on the request (--retry-unsafe)") }
         field("path", job.path)
         for part in job.upload?.form ?? [] {
             switch part {
@@ -66,6 +68,7 @@ enum JobFormatter {
                 if let error = attempt.error { parts.append("\(error.code): \(error.message)") }
                 lines.append(parts.joined(separator: "  "))
                 if let reason = attempt.startedOver { lines.append("      started from byte 0: \(reason.message)") }
+                if let refusal = attempt.notRetried { lines.append("      not retried: \(refusal.message)") }
                 if let metrics = attempt.metrics { lines.append("      " + timings(metrics)) }
             }
         }

@@ -11,6 +11,8 @@ struct UploadCommand: Subcommand {
         -T sends FILE as the raw body. Files are read from disk as they are sent, never
         whole; if one changes after queueing, the job fails with source_changed. After a
         pause or an interruption an upload sends its body again from the first byte.
+        Every attempt of a POST carries the job's Idempotency-Key header (unless -H gives
+        one), and a POST is retried only when the server cannot have acted on it.
 
         options:
           -F, --form PART         a form part (repeatable)
@@ -22,6 +24,8 @@ struct UploadCommand: Subcommand {
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
           --retry N               retries after a failed attempt (default 7)
+          --retry-unsafe          retry a POST even when the server may have acted on it (a lost
+                                  answer, HTTP 500/502/504 after the whole body was sent)
           --batch B               add to batch B (see transferctl batch --help)
           --paused                create the job paused
           --on-complete CMD       run CMD (with /bin/sh) when the upload completes
@@ -39,6 +43,7 @@ struct UploadCommand: Subcommand {
         let raw = try arguments.option("-T", "--upload-file")
         let method = try arguments.option("--method")
         let paused = arguments.flag("--paused")
+        let retryUnsafe = arguments.flag("--retry-unsafe")
         let common = try CommonJobOptions.parse(&arguments)
         let positionals = try arguments.positionals()
         guard positionals.count == 1, let url = positionals.first else {
@@ -58,7 +63,7 @@ struct UploadCommand: Subcommand {
                          priority: common.priority, batch: common.batch, limit: common.limit,
                          retries: common.retries, paused: paused, method: method?.uppercased(),
                          form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete,
-                         onFail: common.onFail)
+                         onFail: common.onFail, retryUnsafe: retryUnsafe ? true : nil)
         return UploadCommand(job: job)
     }
 

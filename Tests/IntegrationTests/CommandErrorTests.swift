@@ -53,6 +53,37 @@ final class CommandErrorTests: IntegrationTestCase {
         XCTAssertEqual(try cli.jobs().count, 0, "no job created for malformed URLs")
     }
 
+    /// URLs libcurl's parser refuses are refused when queued (exit 2, libcurl's reason), from
+    /// `download`, `upload` and a manifest line (`FILE:LINE: reason`), instead of being retried.
+    func testURLsLibcurlRefusesAreUsageErrorsWithItsReason() throws {
+        let upload = workDir.appendingPathComponent("body.bin")
+        try Data("body".utf8).write(to: upload)
+        let refused: [(url: String, reason: String)] = [
+            (nginx.baseURL + "/files/with space.bin", "%20"),
+            ("http://127.0.0.1:99999/x", "65535"),
+            ("http://a b/x", "hostname"),
+        ]
+        for (url, reason) in refused {
+            for arguments in [["download", url, "-o", destination("bad.bin").path], ["upload", url, "-T", upload.path]] {
+                let result = cli.run(arguments)
+                XCTAssertEqual(result.exitCode, 2, result.summary)
+                assertOneLineMessage(result.stderr, result.command)
+                XCTAssertTrue(result.stderr.contains(reason), "libcurl's reason (\(reason)): \(result.summary)")
+                XCTAssertTrue(result.stderr.contains(url), "the message names the URL: \(result.summary)")
+            }
+        }
+        let manifest = try cli.writeManifest([
+            manifestLine(key: "a", download: ["url": nginx.url(.files, "ok.bin"), "output": destination("a").path]),
+            manifestLine(key: "b", upload: ["url": "http://127.0.0.1:99999/x", "file": upload.path]),
+        ], to: workDir.appendingPathComponent("bad-url.jsonl"))
+        let submitted = cli.run(["batch", "submit", manifest.path])
+        XCTAssertEqual(submitted.exitCode, 2, submitted.summary)
+        assertOneLineMessage(submitted.stderr, submitted.command)
+        XCTAssertTrue(submitted.stderr.contains("\(manifest.path):2: malformed URL"), "FILE:LINE: reason: \(submitted.summary)")
+        XCTAssertEqual(try cli.jobs().count, 0, "nothing queued for refused URLs")
+        XCTAssertEqual(nginx.accessLogEntries().count, 0, "nothing was fetched: \(nginx.describeLog())")
+    }
+
     func testExistingDestinationRequiresOverwrite() throws {
         let size = 128 * KiB
         let sha = try makeSource("exists.bin", size: size)

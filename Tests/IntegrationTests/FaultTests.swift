@@ -82,6 +82,19 @@ final class FaultTests: IntegrationTestCase {
         XCTAssertEqual(second.trimmedStdout, "4000", second.summary)
     }
 
+    /// A redirect to a URL libcurl refuses (CURLE_URL_MALFORMAT) fails the job at once, with
+    /// libcurl's reason: a request error is permanent, however many retries are left.
+    func testRedirectToAURLLibcurlRefusesIsNotRetried() throws {
+        let id = try cli.download(faults.baseURL + "/redirect?to=http%3A%2F%2F127.0.0.1%3A99999%2Fx",
+                                  to: destination("redirected.bin"), Self.retryOptions)
+        let job = try cli.awaitState(id, "failed", timeout: 10)
+        XCTAssertEqual(job.errorCode, "request", job.jsonText)
+        XCTAssertEqual(job.attemptLog.count, 1, "never retried: \(job.jsonText)")
+        assertOneLineMessage(job.errorMessage ?? "", "error.message")
+        XCTAssertEqual(((try? faults.log()) ?? []).filter { $0["name"] as? String == "redirect" }.count, 1,
+                       faults.describeLog())
+    }
+
     /// Connection closed after N body bytes: the retry continues from the kept bytes.
     func testDroppedConnectionRetriesWithRangeFromKeptBytes() throws {
         let name = "drop.bin"
@@ -242,17 +255,13 @@ final class FaultTests: IntegrationTestCase {
 
     // MARK: uploads under the same faults
 
-    private func uploads(_ name: String) throws -> [[String: Any]] {
-        try faults.log().filter { $0["path"] as? String == "/upload/\(name)" }
-    }
-
     func testUploadDroppedMidBodyIsSentAgainWhole() throws {
         let source = workDir.appendingPathComponent("up-drop.bin")
         try Files.randomData(count: MiB).write(to: source)
         let sha = try cli.sha256(of: source)
         let id = try cli.upload(faults.baseURL + "/upload/up-drop.bin?drop=262144&times=1", ["-T", source.path, "--retry", "3"])
         try waitCompleted(id, timeout: 20)
-        let requests = try uploads("up-drop.bin")
+        let requests = try faults.uploads("up-drop.bin")
         XCTAssertEqual(requests.first?["fault"] as? String, "drop", "\(requests)")
         XCTAssertEqual(requests.filter { $0["complete"] as? Bool == true }.compactMap { $0["sha256"] as? String }, [sha],
                        "exactly one complete upload with the file's bytes: \(requests)")
@@ -265,7 +274,7 @@ final class FaultTests: IntegrationTestCase {
         let id = try cli.upload(faults.baseURL + "/upload/up-503.bin?status=503&retry_after=2&times=1",
                                 ["-F", "file=@\(source.path)", "--retry", "3"])
         try waitCompleted(id, timeout: 20)
-        let requests = try uploads("up-503.bin")
+        let requests = try faults.uploads("up-503.bin")
         XCTAssertEqual(requests.count, 2, "\(requests)")
         let times = requests.compactMap { $0["time"] as? Double }
         if times.count == 2 { XCTAssertGreaterThanOrEqual(times[1] - times[0], 1.9, "Retry-After: 2 was honoured") }
@@ -283,7 +292,7 @@ final class FaultTests: IntegrationTestCase {
         try waitCompleted(id, timeout: 20)
         let job = try cli.job(id)
         XCTAssertEqual(job.attemptLog.first.flatMap { ($0["error"] as? [String: Any])?["code"] as? String }, "stalled", job.jsonText)
-        let requests = try uploads("up-stall.bin")
+        let requests = try faults.uploads("up-stall.bin")
         XCTAssertEqual(requests.filter { $0["complete"] as? Bool == true }.compactMap { $0["sha256"] as? String }, [sha],
                        "\(requests)")
     }

@@ -379,6 +379,96 @@ final class SecurityTests: IntegrationTestCase {
         assertDaemonLogHasNoSecret()
     }
 
+    // MARK: secrets in query strings and form fields
+
+    /// A presigned URL: its secret parameters never print (show, list, events, resume-data,
+    /// show --curl, the log), every request carries them, and exported resume data cannot be
+    /// re-imported without the real URL.
+    func testSecretQueryParametersAreRedactedEverywhereButSent() throws {
+        let name = "presigned.bin"
+        let size = MiB
+        let sha = try makeSource(name, size: size)
+        let dest = destination(name)
+        let secret = Self.secret
+        let query = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=\(secret)&X-Amz-Security-Token=\(secret)"
+            + "&X-Amz-Signature=\(secret)&X-Goog-Signature=\(secret)&sig=\(secret)&API_KEY=\(secret)&visible=yes"
+        let queued = cli.run(["download", tlsNginx.slowURL(.plain, name) + "?" + query, "-o", dest.path])
+        XCTAssertEqual(queued.exitCode, 0, queued.summary)
+        let id = try XCTUnwrap(Int(queued.trimmedStdout), queued.summary)
+        assertNoSecret(in: queued)
+        try awaitProgress(id, atLeast: 64 * KiB, total: size)
+        XCTAssertEqual(cli.run(["pause", String(id)]).exitCode, 0)
+        _ = try cli.awaitState(id, "paused", timeout: 5)
+        let idText = String(id)
+        for arguments in [["show", idText], ["--json", "show", idText], ["list"], ["--json", "list"],
+                          ["resume-data", idText], ["show", idText, "--curl"], ["--json", "events"], ["events"]] {
+            let result = cli.run(arguments)
+            XCTAssertEqual(result.exitCode, 0, result.summary)
+            assertNoSecret(in: result)
+        }
+        let shown = try cli.job(id)["url"] as? String ?? ""
+        XCTAssertTrue(shown.contains("X-Amz-Signature=<redacted>") && shown.contains("visible=yes"),
+                      "secret values redacted, the rest kept: \(shown)")
+
+        // Resume data keeps the redaction: re-importing it asks for the real URL.
+        let exported = workDir.appendingPathComponent("presigned.resume.json")
+        try Data(cli.run(["resume-data", idText]).stdout.utf8).write(to: exported)
+        let reimported = cli.run(["download", "--resume-data", exported.path])
+        XCTAssertEqual(reimported.exitCode, 2, reimported.summary)
+        assertOneLineMessage(reimported.stderr, reimported.command)
+        XCTAssertTrue(reimported.stderr.contains("give the real URL"), reimported.summary)
+        assertNoSecret(in: reimported)
+        XCTAssertEqual(try cli.jobs().count, 1, "no job from redacted resume data")
+
+        XCTAssertEqual(cli.run(["resume", idText]).exitCode, 0)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
+        let requests = tlsNginx.awaitRequests(.plain, path: "/slow/\(name)?\(query)", count: 2)
+        XCTAssertGreaterThanOrEqual(requests.count, 2, "both GETs carried the real query; log:\n\(tlsNginx.describeLog())")
+        assertDaemonLogHasNoSecret()
+    }
+
+    /// An S3 presigned POST: the form fields `policy` and `x-amz-*` and a `token` in the query
+    /// never print (nor reach a hook's TRANSFERD_URL), and the server receives them all.
+    func testSecretFormFieldsAreRedactedEverywhereButSent() throws {
+        let receiver = try UploadReceiver(directory: workDir.appendingPathComponent("receiver"),
+                                          outputURL: workDir.appendingPathComponent("receiver.out"))
+        try receiver.start()
+        defer { receiver.stop() }
+        let file = workDir.appendingPathComponent("photo.bin")
+        try Files.randomData(count: 32 * KiB).write(to: file)
+        let secret = Self.secret
+        let fields = ["key=uploads/photo.bin", "policy=\(secret)", "x-amz-credential=\(secret)",
+                      "X-Amz-Signature=\(secret)", "x-amz-security-token=\(secret)", "title=visible"]
+        let queued = cli.run(["upload", receiver.uploadURL() + "?token=\(secret)", "--on-complete", "echo \"$TRANSFERD_URL\""]
+            + fields.flatMap { ["-F", $0] } + ["-F", "file=@\(file.path)"])
+        XCTAssertEqual(queued.exitCode, 0, queued.summary)
+        let id = try XCTUnwrap(Int(queued.trimmedStdout), queued.summary)
+        try waitCompleted(id)
+        try cli.awaitJob(id, "its hook run recorded") { !$0.hookRuns.isEmpty }
+        let idText = String(id)
+        for arguments in [["show", idText], ["--json", "show", idText], ["list"], ["--json", "list"],
+                          ["show", idText, "--curl"], ["--json", "events"], ["events"]] {
+            let result = cli.run(arguments)
+            XCTAssertEqual(result.exitCode, 0, result.summary)
+            assertNoSecret(in: result)
+        }
+        let form = try cli.job(id)["form"] as? [[String: Any]] ?? []
+        let values = Dictionary(form.compactMap { part in (part["value"] as? String).map { (part["name"] as? String ?? "", $0) } },
+                                uniquingKeysWith: { first, _ in first })
+        XCTAssertEqual(values["policy"], "<redacted>", "\(form)")
+        XCTAssertEqual(values["X-Amz-Signature"], "<redacted>", "\(form)")
+        XCTAssertEqual(values["title"], "visible", "\(form)")
+
+        let upload = try XCTUnwrap(try receiver.awaitUploads(count: 1).first)
+        let sent = (upload["parts"] as? [[String: Any]] ?? []).compactMap { part in
+            (part["value"] as? String).map { "\(part["name"] as? String ?? "")=\($0)" }
+        }
+        XCTAssertEqual(sent, fields, "the server received the real values: \(upload)")
+        XCTAssertEqual(receiver.requests().first?.path, "/upload?token=\(secret)", receiver.describeLog())
+        assertDaemonLogHasNoSecret()
+    }
+
     func testUploadSecretHeadersAreRedactedButSent() throws {
         let source = workDir.appendingPathComponent("secret-upload.bin")
         try Files.randomData(count: 16 * KiB).write(to: source)

@@ -31,9 +31,17 @@ import Testing
         #expect(line == #"curl --fail --location --max-redirs 10 --limit-rate 1024 --request PUT --form 'title=it'\''s' --form 'doc=@"/tmp/a b.txt";type=text/plain;filename="we;ird \"q\".txt"' http://h/up"#)
     }
 
+    @Test func presignedURLsAndSecretFormFieldsAreRedacted() {
+        let form: [FormPart] = [.field(name: "key", value: "uploads/a.txt"), .field(name: "Policy", value: "eyJleHAi"),
+                                .field(name: "x-amz-signature", value: "f00d"), .field(name: "title", value: "visible")]
+        let line = CurlCommand.line(for: job(.upload, url: "https://b.s3.amazonaws.com/?X-Amz-Signature=f00d&a=1",
+                                             method: "POST", upload: UploadSpec(boundary: "b", form: form)), resume: nil)
+        #expect(line == "curl --fail --location --max-redirs 10 --limit-rate 1024 --proto-redir =https --form 'key=<redacted>' --form 'Policy=<redacted>' --form 'x-amz-signature=<redacted>' --form title=visible 'https://b.s3.amazonaws.com/?X-Amz-Signature=<redacted>&a=1'")
+    }
+
     @Test func urlPasswordsAreRedacted() {
-        #expect(HeaderRedaction.url("https://user:secret@host:8443/p?q=1") == "https://user:<redacted>@host:8443/p?q=1")
-        #expect(HeaderRedaction.url("https://host/p@x") == "https://host/p@x", "an @ in the path is not a password")
-        #expect(HeaderRedaction.url("https://user@host/") == "https://user@host/", "no password, nothing to hide")
+        #expect(Redaction.url("https://user:secret@host:8443/p?q=1") == "https://user:<redacted>@host:8443/p?q=1")
+        #expect(Redaction.url("https://host/p@x") == "https://host/p@x", "an @ in the path is not a password")
+        #expect(Redaction.url("https://user@host/") == "https://user@host/", "no password, nothing to hide")
     }
 }

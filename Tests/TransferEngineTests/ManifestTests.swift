@@ -245,6 +245,15 @@ import Testing
                 == Manifest.LineError(line: 1, message: "wrong type at 'download.retry'"))
     }
 
+    @Test func aURLLibcurlRefusesNamesItsLine() throws {
+        let space = try #require(failure("{\(download)}", #"{"download":{"url":"http://h/with space.bin","output":"/a"}}"#))
+        #expect(space.line == 2)
+        #expect(space.message.hasPrefix("malformed URL 'http://h/with space.bin': "))
+        let port = try #require(failure(#"{"upload":{"url":"http://127.0.0.1:99999/x","file":"/a"}}"#))
+        #expect(port.line == 1)
+        #expect(port.message.contains("65535"))
+    }
+
     @Test func theFirstBadLineWins() throws {
         let error = try #require(failure("{\(download)}", "nope", #"{"key":1}"#))
         #expect(error.line == 2)

@@ -39,7 +39,8 @@ public struct Batch: Codable, Equatable, Sendable {
         try container.encode(etaSeconds, forKey: .etaSeconds)
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
-        try container.encode(backup, forKey: .backup)
+        try container.encode(backup.map { BackupTarget(directory: $0.directory, prefix: Redaction.url($0.prefix)) },
+                             forKey: .backup)
     }
 
     public init(record: BatchRecord, counts: [JobState: Int], bytesDone: Int64, bytesTotal: Int64?, rate: Int64) {

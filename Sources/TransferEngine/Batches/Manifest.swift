@@ -63,11 +63,14 @@ private struct ManifestLine: Decodable {
     }
 
     func job() throws -> NewJob {
-        switch (download, upload) {
+        let job = switch (download, upload) {
         case (let download?, nil): try download.job()
         case (nil, let upload?): try upload.job()
         default: throw Manifest.LineError.Reason("a line needs exactly one of \"download\" and \"upload\"")
         }
+        // Refused here, so that the message names the file and line before anything is sent.
+        do { try JobValidation.validateURL(job.url) } catch { throw Manifest.LineError.Reason(error.message) }
+        return job
     }
 }
 
@@ -123,9 +126,10 @@ private struct UploadLine: Decodable {
     var form: [String]?
     var file: String?
     var method: String?
+    var retryUnsafe: Bool?
     var common: CommonFields
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case url, form, file, method }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case url, form, file, method, retryUnsafe }
 
     init(from decoder: any Decoder) throws {
         try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "upload")
@@ -134,6 +138,7 @@ private struct UploadLine: Decodable {
         form = try container.decodeIfPresent([String].self, forKey: .form)
         file = try container.decodeIfPresent(String.self, forKey: .file)
         method = try container.decodeIfPresent(String.self, forKey: .method)
+        retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe)
         common = try CommonFields(from: decoder)
     }
 
@@ -154,7 +159,8 @@ private struct UploadLine: Decodable {
         return NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
                       priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
                       retries: common.retry, paused: common.paused ?? false, method: method?.uppercased(),
-                      form: fields.isEmpty ? nil : fields, onComplete: common.onComplete, onFail: common.onFail)
+                      form: fields.isEmpty ? nil : fields, onComplete: common.onComplete, onFail: common.onFail,
+                      retryUnsafe: retryUnsafe)
     }
 }
 

@@ -85,7 +85,7 @@ public final class CurlEasy {
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytes))
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds))
         try check(tds_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
-        try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, CurlURL.protocols.joined(separator: ",")))
         // An https request may only be redirected to https unless the job allows the downgrade.
         let secure = request.url.lowercased().hasPrefix("https:") && !request.tls.allowInsecureRedirect
         try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, secure ? "https" : "http,https"))
@@ -142,6 +142,16 @@ public final class CurlEasy {
         var code = 0
         _ = tds_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
         return code
+    }
+
+    /// Whether the request went out whole: its head, and `bodyLength` body bytes, were written
+    /// to the connection (so the server may have acted on it, answered or not).
+    public func sentWholeRequest(bodyLength: Int64) -> Bool {
+        var head = 0
+        var body: curl_off_t = 0
+        _ = tds_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &head)
+        _ = tds_easy_getinfo_off(handle, CURLINFO_SIZE_UPLOAD_T, &body)
+        return head > 0 && Int64(body) >= bodyLength
     }
 
     /// What libcurl measured for this transfer so far.

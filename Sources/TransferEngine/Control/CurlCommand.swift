@@ -3,7 +3,7 @@
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
         var words = ["curl", "--fail", "--location", "--max-redirs", "10"]
-        for header in HeaderRedaction.redact(job.headers) { words += ["-H", header] }
+        for header in Redaction.headers(job.requestHeaders) { words += ["-H", header] }
         if let limit = job.limit { words += ["--limit-rate", String(limit)] }
         if let maxFilesize = job.maxFilesize { words += ["--max-filesize", String(maxFilesize)] }
         if let cacert = job.tls.cacert { words += ["--cacert", cacert] }
@@ -26,13 +26,13 @@ public enum CurlCommand {
         case .upload:
             if let form = job.upload?.form {
                 if job.method != "POST" { words += ["--request", job.method ?? "POST"] }
-                for part in form { words += ["--form", formArgument(part)] }
+                for part in Redaction.form(form) { words += ["--form", formArgument(part)] }
             } else if let raw = job.upload?.raw {
                 words += ["--upload-file", raw.path]
                 if job.method != "PUT" { words += ["--request", job.method ?? "PUT"] }
             }
         }
-        words.append(HeaderRedaction.url(job.url))
+        words.append(Redaction.url(job.url))
         return words.map(quote).joined(separator: " ")
     }
 

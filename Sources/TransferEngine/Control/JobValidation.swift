@@ -43,12 +43,40 @@ enum JobValidation {
         }
     }
 
+    /// Parses the URL with libcurl's own parser and the flags a transfer uses, so that what
+    /// would fail every attempt is refused now, with libcurl's reason.
     static func validateURL(_ text: String) throws(ControlError) {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              let host = url.host, !host.isEmpty
-        else {
-            throw ControlError(.invalidArgument, "malformed URL '\(text)': expected http:// or https:// and a host")
+        guard !Redaction.isRedacted(text) else {
+            throw ControlError(.invalidArgument, "the URL '\(shown(text))' holds \(Redaction.marker) where a secret was: "
+                + "give the real URL (with --resume-data: transferctl download URL --resume-data FILE)")
         }
+        let parts: CurlURL.Parts
+        do {
+            parts = try CurlURL.parse(text)
+        } catch {
+            let hint = error.isBadCharacters ? " (percent-encode spaces and control characters, e.g. %20 for a space)"
+                : error.lacksScheme ? " (expected http:// or https://)" : ""
+            throw ControlError(.invalidArgument, "malformed URL '\(shown(text))': \(error)\(hint)")
+        }
+        guard CurlURL.protocols.contains(parts.scheme) else {
+            throw ControlError(.invalidArgument, "unsupported URL scheme '\(parts.scheme)' in '\(shown(text))': use http:// or https://")
+        }
+        guard !parts.host.isEmpty else {
+            throw ControlError(.invalidArgument, "malformed URL '\(shown(text))': no host")
+        }
+    }
+
+    /// A URL as an error message may show it: secrets redacted, control characters escaped.
+    private static func shown(_ url: String) -> String {
+        var shown = ""
+        for scalar in Redaction.url(url).unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                shown += "%" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 
     private static func validate(_ resume: ResumeData, for path: String) throws(ControlError) {

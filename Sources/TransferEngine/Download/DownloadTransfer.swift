@@ -137,17 +137,15 @@ final class DownloadTransfer: Transfer {
     /// The attempt's result, given libcurl's code for it.
     func outcome(_ code: CurlCode) -> AttemptOutcome {
         if let verdict { return verdict }
-        switch code.category {
-        case .ok:
-            guard phase == .receiving else { return .failed(.network("the response ended before its body")) }
-            if let total = resume.bytesTotal, offset != total {
-                return .failed(.network("received \(offset) of \(total) bytes"))
-            }
-            return .completed
-        case .network, .unreachable, .tls, .aborted, .request:
+        guard code.category == .ok else {
             return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
                                          stallSeconds: stallSeconds))
         }
+        guard phase == .receiving else { return .failed(.network("the response ended before its body")) }
+        if let total = resume.bytesTotal, offset != total {
+            return .failed(.network("received \(offset) of \(total) bytes"))
+        }
+        return .completed
     }
 
     private func finishDurability() {

@@ -102,14 +102,14 @@ public struct ResumeData: Codable, Equatable, Sendable {
 
     public init(job: Job, state: ResumeState) {
         version = Self.currentVersion
-        url = HeaderRedaction.url(job.url)
+        url = Redaction.url(job.url)
         path = job.path ?? ""
         partialPath = state.partialPath
         bytesReceived = state.bytesDurable
         etag = state.validators.etag
         lastModified = state.validators.lastModified
         bytesTotal = state.bytesTotal
-        headers = HeaderRedaction.withoutSecrets(job.headers)
+        headers = Redaction.withoutSecrets(job.headers)
     }
 
     public init(from decoder: Decoder) throws {

@@ -60,7 +60,7 @@ struct PendingHook: Sendable, Equatable {
         ]
         if let backup = batch.backup {
             environment["TRANSFERD_PATH"] = backup.directory
-            environment["TRANSFERD_URL"] = HeaderRedaction.url(backup.prefix)
+            environment["TRANSFERD_URL"] = Redaction.url(backup.prefix)
         }
         return PendingHook(key: newKey(), job: nil, batch: batch.id, event: event, command: command,
                            environment: environment)

@@ -1,9 +1,11 @@
-/// The job JSON of SPEC.md: camelCase keys, every key present (null when unknown).
+/// The job JSON of SPEC.md: camelCase keys, every key present (null when unknown), secrets
+/// redacted (`Redaction`): the daemon keeps jobs in its store, never as this JSON.
 extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail, maxFilesize
+             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
+             retryUnsafe, maxFilesize
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -12,10 +14,10 @@ extension Job: Codable {
         try container.encode(kind, forKey: .kind)
         try container.encode(state, forKey: .state)
         try container.encode(stateReason, forKey: .stateReason)
-        try container.encode(HeaderRedaction.url(url), forKey: .url)
+        try container.encode(Redaction.url(url), forKey: .url)
         try container.encode(path, forKey: .path)
         try container.encode(partialPath, forKey: .partialPath)
-        try container.encode(HeaderRedaction.redact(headers), forKey: .headers)
+        try container.encode(Redaction.headers(headers), forKey: .headers)
         try container.encode(sha256, forKey: .sha256)
         try container.encode(overwrite, forKey: .overwrite)
         try container.encode(bytesDone, forKey: .bytesDone)
@@ -32,13 +34,16 @@ extension Job: Codable {
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(finishedAt, forKey: .finishedAt)
         try container.encode(method, forKey: .method)
-        try container.encode(upload?.form, forKey: .form)
-        try container.encode(upload, forKey: .upload)
+        let shown = Redaction.upload(upload)
+        try container.encode(shown?.form, forKey: .form)
+        try container.encode(shown, forKey: .upload)
         try container.encode(tls, forKey: .tls)
         try container.encode(key, forKey: .key)
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
         try container.encode(maxFilesize, forKey: .maxFilesize)
+        try container.encode(idempotencyKey, forKey: .idempotencyKey)
+        try container.encode(retryUnsafe, forKey: .retryUnsafe)
     }
 
     public init(from decoder: Decoder) throws {
@@ -72,41 +77,7 @@ extension Job: Codable {
         onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
         onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
         maxFilesize = try container.decodeIfPresent(Int64.self, forKey: .maxFilesize)
-    }
-}
-
-/// Secrets never leave the daemon: these header values, and passwords in URLs, print as
-/// `<redacted>`.
-public enum HeaderRedaction {
-    public static let secretNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
-
-    public static func isSecret(_ header: String) -> Bool {
-        guard let colon = header.firstIndex(of: ":") else { return false }
-        return secretNames.contains(header[..<colon].lowercased())
-    }
-
-    /// The headers that may leave the daemon as they are (resume-data exports).
-    public static func withoutSecrets(_ headers: [String]) -> [String] {
-        headers.filter { !isSecret($0) }
-    }
-
-    /// `https://user:secret@host/` → `https://user:<redacted>@host/`.
-    public static func url(_ url: String) -> String {
-        guard let scheme = url.firstRange(of: "://") else { return url }
-        let rest = url[scheme.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
-        let prefix = String(url[..<scheme.upperBound])
-        let user = String(authority[..<colon])
-        return prefix + user + ":<redacted>" + String(rest[at...])
-    }
-
-    public static func redact(_ headers: [String]) -> [String] {
-        headers.map { header in
-            guard let colon = header.firstIndex(of: ":") else { return header }
-            let name = header[..<colon]
-            return secretNames.contains(name.lowercased()) ? "\(name): <redacted>" : header
-        }
+        idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)
+        retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe) ?? false
     }
 }

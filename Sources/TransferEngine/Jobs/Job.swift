@@ -36,9 +36,18 @@ public struct Job: Equatable, Sendable {
     public var umask: Int?
     /// A download whose body passes this many bytes fails with `too_large` (nil: the daemon's).
     public var maxFilesize: Int64?
+    /// POST uploads: the `Idempotency-Key` every attempt sends (nil when the user gave one).
+    public var idempotencyKey: String?
+    /// POST uploads: retry even when the server may have acted on the request (`--retry-unsafe`).
+    public var retryUnsafe = false
 
-    /// The URL with any password replaced, for logs and events.
-    public var displayURL: String { HeaderRedaction.url(url) }
+    /// The URL with any secret replaced, for logs and events.
+    public var displayURL: String { Redaction.url(url) }
+
+    /// The headers every attempt sends: the user's, and the job's Idempotency-Key.
+    public var requestHeaders: [String] {
+        headers + (idempotencyKey.map { [IdempotencyKey.header($0)] } ?? [])
+    }
 
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
@@ -74,12 +83,14 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var umask: Int?
     /// Downloads: fail with `too_large` past this many bytes (nil: the daemon's `--max-filesize`).
     public var maxFilesize: Int64?
+    /// Uploads: retry a POST even when the server may have acted on it (absent: false).
+    public var retryUnsafe: Bool?
 
     public init(kind: JobKind, url: String, path: String?, headers: [String] = [], sha256: String? = nil,
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
                 method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil,
-                onComplete: String? = nil, onFail: String? = nil) {
+                onComplete: String? = nil, onFail: String? = nil, retryUnsafe: Bool? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -97,5 +108,6 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.tls = tls
         self.onComplete = onComplete
         self.onFail = onFail
+        self.retryUnsafe = retryUnsafe
     }
 }

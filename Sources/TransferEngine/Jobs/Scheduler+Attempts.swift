@@ -106,6 +106,10 @@ extension Scheduler {
             // A body past --max-filesize leaves nothing behind (the partial file is removed before
             // the end is recorded); other failures keep their bytes for `retry`.
             let discarded: String? = if case .tooLarge = error { scheduled.job.partialPath } else { nil }
+            let requestSent = (transfer as? UploadTransfer)?.requestSent ?? false
+            let (decided, refusal) = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable,
+                                                  retryAfter: transfer?.retryAfter, requestSent: requestSent)
+            var next = decided
             let record: @Sendable (JobStore) throws -> Void = { store in
                 if discarded != nil {
                     try store.deleteResume(id)
@@ -115,11 +119,11 @@ extension Scheduler {
                 if let response { try store.saveResponse(id, response) }
                 try store.finishAttempt(id, number: attempt, httpStatus: status, error: error.record, bytes: received,
                                         metrics: metrics)
+                if let refusal { try store.recordRefusal(id, number: attempt, refusal) }
             }
-            var next = afterFailure(scheduled, error, status: status, bytesDone: checkpoint?.bytesDurable,
-                                    retryAfter: transfer?.retryAfter)
             if discarded != nil { next.bytesDone = 0 }
-            logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)")
+            logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)"
+                + (refusal.map { " (not retried: \($0.message))" } ?? ""))
             if next.state == .waiting, case .unreachable = error { waitForHost(scheduled) }
             if next.state == .waiting {
                 var event = TransferEvent(.retryScheduled, job: id)
@@ -156,18 +160,43 @@ extension Scheduler {
         }
     }
 
-    /// Waiting with a due time, paused (disk full), or failed.
+    /// Waiting with a due time, paused (disk full), or failed, with the reason it is not retried.
     private func afterFailure(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?,
-                              retryAfter: Int64?) -> StateChange {
+                              retryAfter: Int64?, requestSent: Bool) -> (StateChange, RetryRefusal?) {
         if case .diskFull = error {
-            return StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
-                               httpStatus: status, bytesDone: bytesDone)
+            return (StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
+                                httpStatus: status, bytesDone: bytesDone), nil)
         }
-        let stuck = Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds
-        guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stuck, !stopping else {
-            let reason = stuck ? "no progress for \(configuration.noProgressMilliseconds / 1000) s: \(error.message)" : error.message
-            return StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone)
+        if let refusal = refusal(scheduled, error, requestSent: requestSent) {
+            let reason = switch refusal {
+            case .noProgress: "no progress for \(configuration.noProgressMilliseconds / 1000) s: \(error.message)"
+            case .unsafeMethod: "\(error.message); not retried: \(refusal.message)"
+            case .permanent, .noRetriesLeft, .stopping: error.message
+            }
+            return (StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone),
+                    refusal)
         }
+        return (retryChange(scheduled, error, status: status, bytesDone: bytesDone, retryAfter: retryAfter), nil)
+    }
+
+    /// Why a failed attempt is not tried again: the policy's answer for its error and method
+    /// first, then the job's progress, its retries, and the daemon stopping. Nil: it is retried.
+    private func refusal(_ scheduled: ScheduledJob, _ error: TransferError, requestSent: Bool) -> RetryRefusal? {
+        let job = scheduled.job
+        if let refusal = retryPolicy.refusal(for: error, method: job.method ?? "GET", requestSent: requestSent,
+                                             retryUnsafe: job.retryUnsafe) {
+            return refusal
+        }
+        if Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds {
+            return .noProgress
+        }
+        if job.attempts >= scheduled.attemptLimit { return .noRetriesLeft }
+        return stopping ? .stopping : nil
+    }
+
+    /// Waiting: for the host to answer, or until the backoff (and the server's Retry-After) has passed.
+    private func retryChange(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?,
+                             retryAfter: Int64?) -> StateChange {
         if case .unreachable = error {
             // The host's probe queues the job as soon as it answers; the due time is a fallback.
             let due = Timestamp.now.adding(milliseconds: retryPolicy.maxDelayMilliseconds)

@@ -198,7 +198,7 @@ public final class Scheduler {
                     logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
                     let pacer = Pacer(loop: loop, global: upBucket, rate: scheduled.job.limit, clock: clock)
                     return try UploadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
-                                              method: scheduled.job.method ?? "POST", headers: scheduled.job.headers,
+                                              method: scheduled.job.method ?? "POST", headers: scheduled.job.requestHeaders,
                                               tls: tlsOptions(scheduled.job), body: body, pacer: pacer,
                                               stallSeconds: configuration.stallSeconds)
                 }

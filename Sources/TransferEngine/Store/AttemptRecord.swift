@@ -13,6 +13,8 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
     public var metrics: AttemptMetrics?
     /// Why the attempt started from byte 0 although the job had bytes.
     public var startedOver: StartOverReason?
+    /// Why this failed attempt was not tried again; nil when it was, or did not fail.
+    public var notRetried: RetryRefusal?
 
     public init(number: Int, startedAt: Timestamp, endedAt: Timestamp? = nil, rangeStart: Int64,
                 httpStatus: Int? = nil, error: JobError? = nil, bytes: Int64 = 0, metrics: AttemptMetrics? = nil,
@@ -38,10 +40,11 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         try container.encode(error, forKey: .error)
         try container.encode(bytes, forKey: .bytes)
         try container.encode(metrics, forKey: .metrics)
+        try container.encode(notRetried, forKey: .notRetried)
         try container.encodeIfPresent(startedOver, forKey: .startedOver)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics, startedOver
+        case number, startedAt, endedAt, rangeStart, httpStatus, error, bytes, metrics, notRetried, startedOver
     }
 }

@@ -26,7 +26,7 @@ public final class JobStore {
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
-        on_complete, on_fail, umask, max_filesize
+        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe
         """
 
     static func job(_ row: inout SQLiteRow) -> Job {
@@ -69,6 +69,8 @@ public final class JobStore {
         job.onFail = row.optionalText()
         job.umask = row.optionalInt()
         job.maxFilesize = row.optionalInt64()
+        job.idempotencyKey = row.optionalText()
+        job.retryUnsafe = row.bool()
         return job
     }
 
@@ -78,20 +80,23 @@ public final class JobStore {
         let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
         let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let method = upload == nil ? String?.none : new.method
         return try connection.transaction {
             let destination = try new.kind == .download ? new.path.map { try claimableDestination($0, for: nil) } : nil
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                                  method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
+                                  idempotency_key, retry_unsafe)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
                 new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
-                upload == nil ? String?.none : new.method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
-                destination, new.umask, new.maxFilesize)
+                method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
+                destination, new.umask, new.maxFilesize,
+                IdempotencyKey.make(method: method, headers: new.headers), new.retryUnsafe ?? false)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }
@@ -218,7 +223,7 @@ public final class JobStore {
     public func attempts(_ id: JobID) throws -> [AttemptRecord] {
         try connection.query("""
             SELECT number, started_at, ended_at, range_start, http_status, error_code, error_message, bytes, metrics,
-                   started_over
+                   started_over, not_retried
             FROM attempts WHERE job_id = ? ORDER BY number
             """, [id.rawValue]) { row in
             let number = row.int()
@@ -231,10 +236,18 @@ public final class JobStore {
             let bytes = row.int64()
             let metrics = row.optionalText().flatMap { try? JSONDecoder().decode(AttemptMetrics.self, from: Data($0.utf8)) }
             let startedOver = row.optionalText().flatMap(StartOverReason.init(rawValue:))
-            return AttemptRecord(number: number, startedAt: startedAt, endedAt: endedAt, rangeStart: rangeStart,
-                                 httpStatus: status, error: code.map { JobError(code: $0, message: message ?? "") },
-                                 bytes: bytes, metrics: metrics, startedOver: startedOver)
+            var record = AttemptRecord(number: number, startedAt: startedAt, endedAt: endedAt, rangeStart: rangeStart,
+                                       httpStatus: status, error: code.map { JobError(code: $0, message: message ?? "") },
+                                       bytes: bytes, metrics: metrics, startedOver: startedOver)
+            record.notRetried = row.optionalText().flatMap(RetryRefusal.init(rawValue:))
+            return record
         }
+    }
+
+    /// Records why attempt `number` of a job was not tried again.
+    public func recordRefusal(_ id: JobID, number: Int, _ refusal: RetryRefusal) throws {
+        try connection.run("UPDATE attempts SET not_retried = ? WHERE job_id = ? AND number = ?",
+                           refusal.rawValue, id.rawValue, number)
     }
 
     // MARK: Settings

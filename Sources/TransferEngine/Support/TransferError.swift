@@ -31,6 +31,12 @@ public enum TransferError: Error, Equatable, Sendable {
     case tooLarge(limit: Int64)
     /// MKCOL of a WebDAV collection the upload needs was answered with this status.
     case collection(url: String, status: Int)
+    /// libcurl refused the request as it is set up (a malformed URL, say after a redirect, an
+    /// unsupported protocol, a bad argument, too many redirects): never retried.
+    case request(String)
+    /// A local failure inside libcurl or one of our callbacks (out of memory, a failed write or
+    /// read with no more precise reason): never retried (code `io`).
+    case local(String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -41,12 +47,13 @@ public enum TransferError: Error, Equatable, Sendable {
         case .sourceChanged: "source_changed"
         case .checksumMismatch: "checksum_mismatch"
         case .diskFull: "disk_full"
-        case .io, .destinationExists, .notRegularFile: "io"
+        case .io, .destinationExists, .notRegularFile, .local: "io"
         case .stalled: "stalled"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
         case .tooLarge: "too_large"
         case .collection: "collection"
+        case .request: "request"
         }
     }
 
@@ -68,13 +75,15 @@ public enum TransferError: Error, Equatable, Sendable {
         case .stalled(let seconds): "no data received for \(seconds) s"
         case .insecureRedirect:
             "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
+        case .request(let reason): "libcurl refused the request: \(reason)"
+        case .local(let reason): "local failure: \(reason)"
         case .busy(let path): "\(path) is being written by another process (another transferd?)"
         case .tooLarge(let limit):
             "the file is larger than --max-filesize \(limit) bytes (\(ByteCount.describe(limit))); its partial file was removed"
         case .notRegularFile(let path):
             "\(path) is not a regular file (a directory, device, FIFO or symlink); only regular files are replaced"
         case .collection(let url, let status):
-            "cannot create the collection \(HeaderRedaction.url(url)): MKCOL was answered HTTP \(status)"
+            "cannot create the collection \(Redaction.url(url)): MKCOL was answered HTTP \(status)"
         }
     }
 
@@ -83,7 +92,7 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge: nil
+             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local: nil
         }
     }
 

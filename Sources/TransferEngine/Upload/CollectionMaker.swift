@@ -70,7 +70,7 @@ final class CollectionMaker {
             easy = try CurlEasy(request)
             try multi.add(easy)
         } catch {
-            return done(.failure(.network("cannot send MKCOL \(HeaderRedaction.url(key.url)): \(error)")))
+            return done(.failure(.network("cannot send MKCOL \(Redaction.url(key.url)): \(error)")))
         }
         pending[key] = Pending(stallSeconds: access.stallSeconds, waiters: [waiter])
         keysByEasy[ObjectIdentifier(easy)] = key
@@ -81,7 +81,7 @@ final class CollectionMaker {
         guard let key = keysByEasy.removeValue(forKey: ObjectIdentifier(easy)),
               let request = pending.removeValue(forKey: key) else { return false }
         let result: Result<Void, TransferError>
-        let shown = HeaderRedaction.url(key.url)
+        let shown = Redaction.url(key.url)
         if code.category == .ok {
             let status = easy.responseCode
             switch MkcolAnswer(status: status) {

@@ -55,6 +55,8 @@ final class UploadTransfer: Transfer {
 
     var status: Int? { response?.status }
     var transferred: Int64 { sent }
+    /// The whole request reached the connection: the server may have acted on it.
+    var requestSent: Bool { easy.sentWholeRequest(bodyLength: contentLength) }
 
     func stop() {
         stopped = true
@@ -65,13 +67,11 @@ final class UploadTransfer: Transfer {
 
     func outcome(_ code: CurlCode) -> AttemptOutcome {
         if let verdict { return verdict }
-        switch code.category {
-        case .ok:
-            guard let status = response?.status else { return .failed(.network("no response")) }
-            return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
-        case .network, .unreachable, .tls, .aborted, .request:
+        guard code.category == .ok else {
             return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0, stallSeconds: stallSeconds))
         }
+        guard let status = response?.status else { return .failed(.network("no response")) }
+        return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
     }
 
     private func read(_ buffer: UnsafeMutableRawBufferPointer) -> CurlEasy.ReadAction {

@@ -3,7 +3,8 @@ import Foundation
 /// The fault-injection server: `fault_server.py` (next to this file) run by
 /// /usr/bin/python3, standard library only. See the script's docstring for the routes and
 /// the faults (`drop`, `status`/`retry_after`, `stall`, `short`, `change_after`,
-/// `ignore_range`, `rate`, each limited to the first `times` GETs of a name).
+/// `ignore_range`, `rate`, each limited to the first `times` GETs of a name; `drop`, `status`
+/// and `stall` also for uploads to `/upload/<name>`).
 final class FaultServer {
     static let script = PythonServer.script("fault_server.py")
     static let curl = URL(fileURLWithPath: "/usr/bin/curl")
@@ -59,6 +60,12 @@ final class FaultServer {
     func log() throws -> [[String: Any]] {
         guard let list = try getJSON("/log") as? [[String: Any]] else { throw HarnessError("/log is not a list") }
         return list
+    }
+
+    /// Requests to `/upload/<name>`, in arrival order (`n, method, contentLength, bytesReceived,
+    /// complete, status, fault, sha256, idempotencyKey`).
+    func uploads(_ name: String) throws -> [[String: Any]] {
+        try log().filter { $0["path"] as? String == "/upload/\(name)" }
     }
 
     /// GETs of `/files/<name>`, in arrival order.

@@ -8,7 +8,12 @@ Routes
   GET /sha256/<name>?size=N&version=V JSON {"sha256", "size", "etag"} of an entity
                                       (not counted, no faults)
   GET /log                            JSON list of every request served so far
+  GET /redirect?to=URL                302 with `Location: URL` as given (logged, name "redirect")
   GET|POST /reset                     clears per-name counters and the log
+  PUT|POST /upload/<name>?...         reads the body, counted per name; faults drop=N (close
+                                      after N body bytes; N = the whole body loses the answer),
+                                      status=S, stall=1; logged with bytesReceived, complete,
+                                      sha256 and idempotencyKey (the request's header)
 
 Entity: block i of version v is sha256("<name>:v<v>:<i>"), concatenated and cut to
 `size` (default 2 MiB). Strong ETag "<name>-v<v>", Last-Modified fixed per version.
@@ -197,7 +202,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def receive_upload(self):
         """/upload/NAME: reads the body (or drops the connection after `drop` bytes, or answers
-        `status` with `Retry-After`, for the first `times` requests) and records its sha256."""
+        `status` with `Retry-After`, for the first `times` requests) and records its sha256 and
+        the request's Idempotency-Key header (`idempotencyKey`, None when absent)."""
         parts = urlsplit(self.path)
         name = unquote(parts.path)[len("/upload/"):]
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -207,7 +213,8 @@ class Handler(BaseHTTPRequestHandler):
             COUNTS["upload:" + name] = number
             record = {"n": number, "method": self.command, "path": "/upload/" + name, "name": name,
                       "query": parts.query, "contentLength": length, "bytesReceived": 0, "complete": False,
-                      "status": None, "fault": None, "time": time.time()}
+                      "status": None, "fault": None, "time": time.time(),
+                      "idempotencyKey": self.headers.get("Idempotency-Key")}
             LOG.append(record)
         faulty = number <= int(query.get("times", 1))
         digest = hashlib.sha256()
@@ -266,6 +273,15 @@ class Handler(BaseHTTPRequestHandler):
             data = entity(name, version, size)
             return self.send_json({"sha256": hashlib.sha256(data).hexdigest(), "size": size,
                                    "etag": etag(name, version)})
+        if path == "/redirect":
+            with LOCK:
+                LOG.append({"n": len(LOG) + 1, "method": self.command, "path": path, "name": "redirect",
+                            "query": parts.query, "status": 302, "time": time.time()})
+            self.send_response(302)
+            self.send_header("Location", query.get("to", "/"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if path.startswith("/files/"):
             return self.serve_file(path[len("/files/"):], query, parts.query, head)
         body = b"not found\n"
