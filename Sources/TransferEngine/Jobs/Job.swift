@@ -33,6 +33,9 @@ public struct Job: Equatable, Sendable {
     public var onComplete: String?
     public var onFail: String?
 
+    /// Failed at start because its stored row could not run (`InvalidJob`): it is not retried.
+    public var isQuarantined: Bool { state == .failed && error?.code == InvalidJob.code }
+
     /// The URL with any password replaced, for logs and events.
     public var displayURL: String { HeaderRedaction.url(url) }
 
@@ -89,5 +92,16 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.tls = tls
         self.onComplete = onComplete
         self.onFail = onFail
+    }
+}
+
+extension NewJob {
+    /// Every number of the job within `NumericLimits` (named as in the protocol; a `limit` of 0
+    /// means unlimited).
+    public func checkNumbers() throws(OutOfRange) {
+        if let batch { _ = try NumericLimits.id.check(batch, "batch") }
+        if let limit, limit != 0 { _ = try NumericLimits.rate.check(limit, "limit") }
+        if let retries { _ = try NumericLimits.retries.check(retries, "retries") }
+        try resumeData?.checkNumbers()
     }
 }

@@ -6,7 +6,7 @@ final class ScheduledJob {
     var transfer: (any Transfer)?
     /// `job.attempts` may not pass this without the job failing (reset by `retry`, and by an
     /// attempt that moved bytes: a job that makes progress is not failed for needing many).
-    var attemptLimit: Int
+    private(set) var attemptLimit: Int
     /// When the job last moved a byte (or was queued): the no-progress deadline counts from here.
     var lastProgress = Timestamp.now
     /// `scheme://host:port`: what the per-host connection cap counts.
@@ -18,10 +18,25 @@ final class ScheduledJob {
     init(job: Job) {
         self.job = job
         host = HostKey.parse(job.url)?.key ?? job.url
-        attemptLimit = job.attempts + job.maxRetries + 1
+        attemptLimit = Self.attemptLimit(after: job)
     }
 
     var id: JobID { job.id }
+
+    /// A full retry budget from the attempts made so far (`retry`, or an attempt that kept bytes).
+    func renewRetryBudget() {
+        attemptLimit = Self.attemptLimit(after: job)
+    }
+
+    /// One more attempt that does not count against the budget (waiting for an unreachable host).
+    func extendRetryBudget() {
+        attemptLimit = attemptLimit.saturatingAdd(1)
+    }
+
+    /// Saturating: the store's checks keep both counts small, and nothing here may trap if one slips.
+    private static func attemptLimit(after job: Job) -> Int {
+        job.attempts.saturatingAdd(job.maxRetries).saturatingAdd(1)
+    }
 
     /// Forgets the transfer, keeping what it learned (total size, bytes) in the job.
     func detach() {

@@ -91,12 +91,12 @@ extension Scheduler {
             }
         case .failed(let error):
             if case .unreachable = error {
-                scheduled.attemptLimit += 1  // waiting for the host does not use up retries
+                scheduled.extendRetryBudget()  // waiting for the host does not use up retries
             }
             // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
             if download != nil, received > 0 {
                 scheduled.lastProgress = .now
-                scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
+                scheduled.renewRetryBudget()
             }
             let record: @Sendable (JobStore) throws -> Void = { store in
                 if let checkpoint { try store.saveResume(id, checkpoint) }

@@ -2,7 +2,15 @@
 public enum Rate {
     public struct ParseError: Error, Equatable, Sendable {
         public var text: String
-        public var message: String { "invalid rate '\(text)': use a number of bytes per second with an optional K, M or G suffix, or 'off'" }
+        /// A number, but outside `NumericLimits.rate`.
+        public var outOfRange = false
+
+        public var message: String {
+            guard outOfRange else {
+                return "invalid rate '\(text)': use a number of bytes per second with an optional K, M or G suffix, or 'off'"
+            }
+            return "invalid rate '\(text)': a limit must be \(NumericLimits.rate.bounds) (1024G), or 'off'"
+        }
     }
 
     /// Bytes per second, or nil for unlimited.
@@ -18,9 +26,13 @@ public enum Rate {
         guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
               let value = Double(number), value.isFinite, value >= 0
         else { throw ParseError(text: text) }
+        if value == 0 { return nil }
+        // A fraction of a byte is not unlimited, and too large a rate is refused, not wrapped.
         let bytes = (value * multiplier).rounded()
-        guard bytes < 1e15 else { throw ParseError(text: text) }
-        return bytes == 0 ? nil : Int64(bytes)
+        guard let limit = Int64(exactly: bytes), NumericLimits.rate.contains(limit) else {
+            throw ParseError(text: text, outOfRange: true)
+        }
+        return limit
     }
 
     /// `4.0 MiB/s` style text.
