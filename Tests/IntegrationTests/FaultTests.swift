@@ -6,7 +6,7 @@ import XCTest
 /// attempts, a server ignoring Range, and a trickle paused in the middle.
 /// Faults hit only the first `times` requests of a name, so every test ends in success.
 final class FaultTests: IntegrationTestCase {
-    private var faults: FaultServer!
+    private(set) var faults: FaultServer!
     /// A daemon started by a test with extra arguments (the base class's is stopped then).
     private var customDaemon: Daemon?
 

@@ -52,6 +52,8 @@ final class DownloadTransfer: Transfer {
     /// An attempt that moves no byte for this long is aborted (and retried).
     let stallSeconds: Int
     private(set) var retryAfter: Int64?
+    /// The Location of the last redirect: what was refused if libcurl would not follow it.
+    private(set) var redirect: String?
     private(set) var lastActivity = Monotonic.now
     var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation }
 
@@ -139,7 +141,7 @@ final class DownloadTransfer: Transfer {
             return .completed
         case .network, .unreachable, .tls, .aborted, .request:
             return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
-                                         stallSeconds: stallSeconds))
+                                         stallSeconds: stallSeconds, redirect: redirect))
         }
     }
 
@@ -155,6 +157,7 @@ final class DownloadTransfer: Transfer {
         retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
         switch DownloadDecision.decide(head, offset: offset, resume: resume) {
         case .ignore:
+            if (300..<400).contains(head.status) { redirect = head.location }
             return true
         case .append(let total):
             status = head.status

@@ -94,10 +94,7 @@ extension Scheduler {
                 scheduled.extendRetryBudget()  // waiting for the host does not use up retries
             }
             // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
-            if download != nil, received > 0 {
-                scheduled.lastProgress = .now
-                scheduled.renewRetryBudget()
-            }
+            if let checkpoint { scheduled.attemptKept(checkpoint.bytesDurable) }
             let record: @Sendable (JobStore) throws -> Void = { store in
                 if let checkpoint { try store.saveResume(id, checkpoint) }
                 if let response { try store.saveResponse(id, response) }

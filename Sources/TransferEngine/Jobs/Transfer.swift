@@ -25,13 +25,14 @@ protocol Transfer: AnyObject {
 
 extension TransferError {
     /// The error for a transfer that libcurl ended with `code`; `moving` when bytes were flowing
-    /// (a timeout then means a stall, not a failed connect).
-    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int) {
+    /// (a timeout then means a stall, not a failed connect); `redirect` is the last Location the
+    /// server sent, which is what an unsupported protocol refused.
+    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int, redirect: String? = nil) {
         let reason = detail ?? code.description
         switch code.category {
         case .tls: self = .tls(reason)
         case .unreachable: self = .unreachable(reason)
-        case .request where code.isUnsupportedProtocol: self = .insecureRedirect
+        case .request where code.isUnsupportedProtocol: self = .insecureRedirect(to: redirect)
         case .network where code.isTimeout && moving: self = .stalled(seconds: stallSeconds)
         case .ok, .network, .aborted, .request: self = .network(reason)
         }
