@@ -9,7 +9,8 @@ public enum Rate {
             guard outOfRange else {
                 return "invalid rate '\(text)': use a number of bytes per second with an optional K, M or G suffix, or 'off'"
             }
-            return "invalid rate '\(text)': a limit must be \(NumericLimits.rate.bounds) (1024G), or 'off'"
+            let most = NumericLimits.rate.range.upperBound
+            return "invalid rate '\(text)': a limit must be \(NumericLimits.rate.bounds) (\(most >> 30)G), or 'off'"
         }
     }
 
