@@ -58,6 +58,21 @@ struct ArgumentList {
         return remaining
     }
 
+    /// `--NAME N`: a whole number within its documented range (`NumericLimits`), else exit 2.
+    mutating func number<Value>(_ name: String, _ limit: NumericLimit<Value>) throws(UsageError) -> Value? {
+        guard let text = try option(name) else { return nil }
+        return try Self.number(text, limit, name)
+    }
+
+    /// `--batch B`.
+    mutating func batch() throws(UsageError) -> Int64? {
+        try number("--batch", NumericLimits.id)
+    }
+
+    static func number<Value>(_ text: String, _ limit: NumericLimit<Value>, _ field: String) throws(UsageError) -> Value {
+        do { return try limit.parse(text, field) } catch { throw UsageError(error.message) }
+    }
+
     /// Job ids from the positional arguments.
     mutating func jobIDs() throws(UsageError) -> [JobID] {
         try positionals().map { text throws(UsageError) in

@@ -52,7 +52,7 @@ struct BatchCommand: Subcommand {
         template.onFail = try arguments.option("--on-fail")
         template.name = try arguments.option("--name")
         template.reuse = arguments.flag("--reuse")
-        template.batch = try arguments.option("--batch").map(batchID)
+        template.batch = try arguments.batch()
         let positionals = try arguments.positionals()
         switch verb {
         case "submit":
@@ -74,15 +74,10 @@ struct BatchCommand: Subcommand {
             return BatchCommand(action: .list)
         case "show":
             guard positionals.count == 1, let text = positionals.first else { throw UsageError("batch show takes a batch id") }
-            return BatchCommand(action: .show(try batchID(text)))
+            return BatchCommand(action: .show(try ArgumentList.number(text, NumericLimits.id, "batch id")))
         default:
             throw UsageError("unknown batch command '\(verb)': use submit, create, list or show")
         }
-    }
-
-    static func batchID(_ text: String) throws -> Int64 {
-        guard let id = Int64(text), id > 0 else { throw UsageError("'\(text)' is not a batch id") }
-        return id
     }
 
     func run(_ context: Context) throws -> ExitStatus {

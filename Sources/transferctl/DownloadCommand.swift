@@ -128,17 +128,11 @@ struct CommonJobOptions {
             }
             options.priority = priority
         }
-        if let text = try arguments.option("--batch") {
-            guard let batch = Int64(text), batch > 0 else { throw UsageError("--batch needs a batch id, got '\(text)'") }
-            options.batch = batch
-        }
+        options.batch = try arguments.batch()
         if let text = try arguments.option("--limit-rate") {
             do { options.limit = try Rate.parse(text) } catch { throw UsageError(error.message) }
         }
-        if let text = try arguments.option("--retry") {
-            guard let retries = Int(text), retries >= 0 else { throw UsageError("--retry needs a number of 0 or more, got '\(text)'") }
-            options.retries = retries
-        }
+        options.retries = try arguments.number("--retry", NumericLimits.retries)
         return options
     }
 
@@ -162,10 +156,13 @@ enum ResumeDataFile {
         guard let bytes = FileReader.contents(of: path) else {
             throw UsageError("cannot read resume data from \(path)")
         }
+        let data: ResumeData
         do {
-            return try JSONDecoder().decode(ResumeData.self, from: Data(bytes))
+            data = try JSONDecoder().decode(ResumeData.self, from: Data(bytes))
         } catch {
             throw UsageError("\(path) is not resume data: \(DecodingSummary.describe(error))")
         }
+        do { try data.checkNumbers() } catch { throw UsageError("invalid resume data in \(path): \(error.message)") }
+        return data
     }
 }

@@ -4,8 +4,12 @@ import TransferEngine
 enum JobFormatter {
     static func progress(_ job: Job) -> String {
         guard let total = job.bytesTotal, total > 0 else { return ByteCount.describe(job.bytesDone) }
-        let percent = Int((Double(job.bytesDone) / Double(total) * 100).rounded(.down))
-        return "\(percent)% of \(ByteCount.describe(total))"
+        return "\(percent(job.bytesDone, of: total))% of \(ByteCount.describe(total))"
+    }
+
+    /// Whole percent, rounded down; whatever numbers the daemon sends, never a trap.
+    static func percent(_ done: Int64, of total: Int64) -> Int {
+        total > 0 ? Int(saturating: (Double(done) / Double(total) * 100).rounded(.down)) : 100
     }
 
     static func table(_ jobs: [Job]) -> String {
@@ -37,8 +41,7 @@ enum JobFormatter {
             }
         }
         field("progress", job.bytesTotal.map { total in
-            let percent = total > 0 ? Int((Double(job.bytesDone) / Double(total) * 100).rounded(.down)) : 100
-            return "\(ByteCount.describe(job.bytesDone)) of \(ByteCount.describe(total)) (\(percent)%)"
+            "\(ByteCount.describe(job.bytesDone)) of \(ByteCount.describe(total)) (\(percent(job.bytesDone, of: total))%)"
         } ?? ByteCount.describe(job.bytesDone))
         field("attempts", "\(job.attempts) (up to \(job.maxRetries) retries)")
         field("http", job.httpStatus.map(String.init))

@@ -24,14 +24,8 @@ struct ListCommand: Subcommand {
             }
             request.state = state
         }
-        if let text = try arguments.option("--batch") {
-            guard let batch = Int64(text) else { throw UsageError("--batch needs a batch id, got '\(text)'") }
-            request.batch = batch
-        }
-        if let text = try arguments.option("--limit") {
-            guard let limit = Int(text), limit > 0 else { throw UsageError("--limit needs a positive number") }
-            request.limit = limit
-        }
+        request.batch = try arguments.batch()
+        request.limit = try arguments.number("--limit", NumericLimits.pageSize)
         if let text = try arguments.option("--before") {
             guard let id = JobID(text) else { throw UsageError("--before needs a job id, got '\(text)'") }
             request.before = id

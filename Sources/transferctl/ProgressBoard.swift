@@ -72,12 +72,12 @@ struct ProgressBoard {
     private func line(_ row: Row, width: Int) -> String {
         let percent = row.total.map { $0 > 0 ? Double(row.done) / Double($0) : 1 }
         let bytes = ByteCount.describe(row.done) + (row.total.map { " / " + ByteCount.describe($0) } ?? "")
-        let eta = row.total.flatMap { total in row.rate > 0 ? Self.duration(Double(total - row.done) / Double(row.rate)) : nil }
+        let eta = row.total.flatMap { total in row.rate > 0 ? Self.duration((Double(total) - Double(row.done)) / Double(row.rate)) : nil }
         let tail = [percent.map { String(format3: $0 * 100) + "%" } ?? "  ?", bytes, Rate.describe(row.rate),
                     eta.map { "ETA " + $0 } ?? "", row.state.rawValue].filter { !$0.isEmpty }.joined(separator: "  ")
         let nameWidth = min(24, max(8, width / 4))
         let barWidth = max(10, width - nameWidth - tail.count - 6)
-        let filled = Int((percent ?? 0) * Double(barWidth))
+        let filled = Int(saturating: (percent ?? 0) * Double(barWidth))
         let bar = "[" + String(repeating: "#", count: min(barWidth, filled)) +
             String(repeating: "-", count: max(0, barWidth - filled)) + "]"
         return String((Self.fit(row.name, nameWidth) + " " + bar + " " + tail).prefix(width))
@@ -85,9 +85,9 @@ struct ProgressBoard {
 
     private func totals(width: Int) -> String {
         let all = order.compactMap { rows[$0] }
-        let done = all.reduce(Int64(0)) { $0 + $1.done }
-        let total = all.reduce(Int64(0)) { $0 + ($1.total ?? $1.done) }
-        let rate = all.reduce(Int64(0)) { $0 + $1.rate }
+        let done = all.reduce(Int64(0)) { $0.saturatingAdd($1.done) }
+        let total = all.reduce(Int64(0)) { $0.saturatingAdd($1.total ?? $1.done) }
+        let rate = all.reduce(Int64(0)) { $0.saturatingAdd($1.rate) }
         let running = all.filter { $0.state == .running }.count
         let ended = all.filter { $0.state.hasEnded }.count
         return String("total: \(all.count) jobs, \(running) running, \(ended) ended; \(ByteCount.describe(done)) of \(ByteCount.describe(total)) at \(Rate.describe(rate))".prefix(width))
@@ -98,7 +98,7 @@ struct ProgressBoard {
     }
 
     static func duration(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
+        let total = Int(saturating: seconds.rounded())
         return total >= 3600 ? "\(total / 3600)h\(total % 3600 / 60)m" : total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
     }
 

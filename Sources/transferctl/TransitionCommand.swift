@@ -26,11 +26,7 @@ struct TransitionCommand: Subcommand {
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> TransitionCommand {
         guard let command = ControlCommand(rawValue: name) else { throw UsageError("unknown command '\(name)'") }
         let all = arguments.flag("--all")
-        var batch: Int64?
-        if let text = try arguments.option("--batch") {
-            guard let value = Int64(text) else { throw UsageError("--batch needs a batch id, got '\(text)'") }
-            batch = value
-        }
+        let batch = try arguments.batch()
         let ids = try arguments.jobIDs()
         if all, command == .cancel || command == .retry {
             throw UsageError("\(name) --all is not allowed: name the jobs")

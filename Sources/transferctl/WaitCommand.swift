@@ -18,15 +18,15 @@ struct WaitCommand: Subcommand {
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> WaitCommand {
         var timeout: Double?
         if let text = try arguments.option("--timeout") {
-            guard let seconds = Double(text), seconds >= 0 else { throw UsageError("--timeout needs seconds, got '\(text)'") }
+            // Fractions allowed; at most the longest timeout (NumericLimits.timeoutSeconds).
+            let longest = NumericLimits.timeoutSeconds.range.upperBound
+            guard let seconds = Double(text), (0...Double(longest)).contains(seconds) else {
+                throw UsageError("--timeout needs seconds from 0 to \(longest), got '\(text)'")
+            }
             timeout = seconds
         }
         let all = arguments.flag("--all")
-        var batch: Int64?
-        if let text = try arguments.option("--batch") {
-            guard let value = Int64(text) else { throw UsageError("--batch needs a batch id, got '\(text)'") }
-            batch = value
-        }
+        let batch = try arguments.batch()
         let ids = try arguments.jobIDs()
         guard all || batch != nil || !ids.isEmpty else { throw UsageError("wait needs job ids, --all or --batch") }
         return WaitCommand(request: ControlRequest(.wait, ids: ids.isEmpty ? nil : ids, all: all ? true : nil, batch: batch),

@@ -25,11 +25,7 @@ struct WatchCommand: Subcommand {
     var batch: Int64?
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> WatchCommand {
-        var batch: Int64?
-        if let text = try arguments.option("--batch") {
-            guard let value = Int64(text) else { throw UsageError("--batch needs a batch id, got '\(text)'") }
-            batch = value
-        }
+        let batch = try arguments.batch()
         let ids = try arguments.jobIDs()
         guard ids.count <= 1 else { throw UsageError("watch takes at most one job id") }
         return WatchCommand(id: ids.first, batch: batch)

@@ -39,11 +39,9 @@ enum DaemonArguments {
           -h, --help           print this help and exit
         """
 
-    private static func positive(_ option: String, _ text: String, unit: String = "") throws(UsageError) -> Int {
-        guard let number = Int(text), number > 0 else {
-            throw UsageError(message: "\(option) needs a positive number\(unit), got '\(text)'")
-        }
-        return number
+    /// A number within its documented range (NumericLimits).
+    private static func number(_ option: String, _ text: String, _ limit: NumericLimit<Int>) throws(UsageError) -> Int {
+        do { return try limit.parse(text, option) } catch { throw UsageError(message: error.message) }
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
@@ -75,9 +73,9 @@ enum DaemonArguments {
             case "--version": return .version
             case "--state-dir": stateDirectory = try value(argument)
             case "--socket": socket = try value(argument)
-            case "--max-active": maxActive = try positive(argument, try value(argument))
-            case "--max-per-host": maxPerHost = try positive(argument, try value(argument))
-            case "--hook-timeout": hookSeconds = try positive(argument, try value(argument), unit: " of seconds")
+            case "--max-active": maxActive = try number(argument, try value(argument), NumericLimits.transfers)
+            case "--max-per-host": maxPerHost = try number(argument, try value(argument), NumericLimits.transfers)
+            case "--hook-timeout": hookSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
             case "--limit-down", "--limit-up":
                 let text = try value(argument)
                 let rate: Int64?
@@ -90,15 +88,10 @@ enum DaemonArguments {
                 } catch {
                     throw UsageError(message: error.message)
                 }
-            case "--stall-timeout": stallSeconds = try positive(argument, try value(argument), unit: " of seconds")
-            case "--retry":
-                let text = try value(argument)
-                guard let retries = Int(text), retries >= 0 else {
-                    throw UsageError(message: "--retry needs a number of 0 or more, got '\(text)'")
-                }
-                defaultRetries = retries
+            case "--stall-timeout": stallSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
+            case "--retry": defaultRetries = try number(argument, try value(argument), NumericLimits.retries)
             case "--no-progress-timeout":
-                noProgressSeconds = try positive(argument, try value(argument), unit: " of seconds")
+                noProgressSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
             case "--max-filesize":
                 let text = try value(argument)
                 do { maxFilesize = try ByteCount.parse(text) } catch { throw UsageError(message: "--max-filesize: \(error.message)") }

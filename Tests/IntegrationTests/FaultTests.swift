@@ -6,7 +6,7 @@ import XCTest
 /// attempts, a server ignoring Range, and a trickle paused in the middle.
 /// Faults hit only the first `times` requests of a name, so every test ends in success.
 final class FaultTests: IntegrationTestCase {
-    private var faults: FaultServer!
+    private(set) var faults: FaultServer!
     /// A daemon started by a test with extra arguments (the base class's is stopped then).
     private var customDaemon: Daemon?
 
@@ -167,6 +167,21 @@ final class FaultTests: IntegrationTestCase {
         let gap = try gapAfterAttempt(0, in: job)
         XCTAssertGreaterThanOrEqual(gap, 1.9, "Retry-After: 2 honoured (NEW): \(job.jsonText)")
         XCTAssertLessThan(gap, 10, "and not much later: \(job.jsonText)")
+    }
+
+    /// A server's Retry-After near 2^63 seconds (or in the year 9223372036854775807) is held to the
+    /// longest backoff (5 minutes), not multiplied past Int64 into a crash.
+    func testAHugeRetryAfterIsCappedNotACrash() throws {
+        for (name, value) in [("huge.bin", "9223372036854775807"), ("far.bin", "Sun,%2006%20Nov%209223372036854775807%2008:49:37%20GMT")] {
+            let id = try cli.download(faults.url(name, size: 64 * KiB, ["status": "503", "times": "1", "retry_after": value]),
+                                      to: destination(name), Self.retryOptions)
+            let waiting = try cli.awaitState(id, "waiting", timeout: 10)
+            let due = try XCTUnwrap(date(waiting["nextAttemptAt"]), waiting.jsonText)
+            XCTAssertLessThan(due.timeIntervalSinceNow, 301, "capped at 5 minutes: \(waiting.jsonText)")
+            XCTAssertTrue(daemon.isRunning, "transferd survived Retry-After: \(value)")
+            XCTAssertEqual(cli.run(["retry", String(id)]).exitCode, 0)
+            try waitCompleted(id)
+        }
     }
 
     /// 503 + Retry-After: 30, then `retry ID` while waiting: the wait is skipped.

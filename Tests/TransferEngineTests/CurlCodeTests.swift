@@ -38,7 +38,7 @@ import Testing
         }
         // An unsupported protocol during a transfer can only come from a redirect.
         #expect(TransferError(CurlCode(CURLE_UNSUPPORTED_PROTOCOL), detail: nil, moving: false, stallSeconds: 60)
-                == .insecureRedirect)
+                == .insecureRedirect(to: nil))
         #expect(CurlCode(rawValue: CurlCode.last + 7).category == .request, "a code newer than the table is not retried")
     }
 

@@ -59,7 +59,7 @@ public struct Batch: Codable, Equatable, Sendable {
         self.bytesTotal = bytesTotal
         self.rate = rate
         if let bytesTotal, rate > 0, !state.hasEnded {
-            etaSeconds = max(0, bytesTotal - bytesDone) / rate
+            etaSeconds = max(0, bytesTotal.saturatingSubtract(bytesDone)) / rate
         }
     }
 }

@@ -85,6 +85,15 @@ private struct CommonFields: Decodable {
     var onFail: String?
 
     static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail"]
+
+    /// `retry`, within `NumericLimits.retries`.
+    func retries() throws -> Int? {
+        do {
+            return try retry.map { (retry) throws(OutOfRange) in try NumericLimits.retries.check(retry, "retry") }
+        } catch {
+            throw Manifest.LineError.Reason(error.message)
+        }
+    }
 }
 
 private struct DownloadLine: Decodable {
@@ -114,7 +123,7 @@ private struct DownloadLine: Decodable {
         }
         var job = NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
                          sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
-                         limit: common.limitRate?.bytesPerSecond, retries: common.retry, paused: common.paused ?? false,
+                         limit: common.limitRate?.bytesPerSecond, retries: try common.retries(), paused: common.paused ?? false,
                          onComplete: common.onComplete, onFail: common.onFail)
         job.maxFilesize = maxFilesize?.bytes
         return job
@@ -158,21 +167,25 @@ private struct UploadLine: Decodable {
         }
         return NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
                       priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
-                      retries: common.retry, paused: common.paused ?? false, method: method?.uppercased(),
+                      retries: try common.retries(), paused: common.paused ?? false, method: method?.uppercased(),
                       form: fields.isEmpty ? nil : fields, onComplete: common.onComplete, onFail: common.onFail,
                       retryUnsafe: retryUnsafe)
     }
 }
 
-/// A rate as a number of bytes per second or a string such as "512K".
+/// A rate as a number of bytes per second (0: unlimited) or a string such as "512K", within
+/// `NumericLimits.rate` either way.
 private struct RateValue: Decodable {
     var bytesPerSecond: Int64?
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let number = try? container.decode(Int64.self) {
-            guard number >= 0 else { throw Manifest.LineError.Reason("limitRate: must be 0 (unlimited) or more, got \(number)") }
-            bytesPerSecond = number > 0 ? number : nil
+            do {
+                bytesPerSecond = number == 0 ? nil : try NumericLimits.rate.check(number, "limitRate")
+            } catch {
+                throw Manifest.LineError.Reason("limitRate must be 0 (unlimited) or a whole number \(error.limit), got \(error.value)")
+            }
             return
         }
         do {

@@ -46,6 +46,13 @@ final class SQLiteStatement {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
     }
 
+    /// True when the column holds an integer or NULL: text, a real or a blob would read as 0 or
+    /// a clamped number.
+    func holdsInteger(_ column: Int32) -> Bool {
+        let type = sqlite3_column_type(handle, column)
+        return type == SQLITE_INTEGER || type == SQLITE_NULL
+    }
+
     func text(_ column: Int32) -> String { optionalText(column) ?? "" }
 
     func blob(_ column: Int32) -> [UInt8] {
@@ -68,6 +75,11 @@ final class SQLiteStatement {
 
 /// A row being read; valid only inside the closure it is passed to.
 struct SQLiteRow {
+    /// A column meant to hold an integer holds text, a real or a blob (shown as text).
+    struct NotAnInteger: Error {
+        var text: String
+    }
+
     fileprivate let statement: SQLiteStatement
     private var column: Int32 = 0
 
@@ -78,6 +90,14 @@ struct SQLiteRow {
     mutating func int() -> Int { Int(int64()) }
     mutating func optionalInt64() -> Int64? { defer { column += 1 }; return statement.optionalInt64(column) }
     mutating func optionalInt() -> Int? { optionalInt64().map(Int.init) }
+    /// The next column when it holds an integer or NULL; `.failure` with its text otherwise.
+    mutating func storedInteger() -> Result<Int64?, NotAnInteger> {
+        guard statement.holdsInteger(column) else {
+            defer { column += 1 }
+            return .failure(NotAnInteger(text: statement.text(column)))
+        }
+        return .success(optionalInt64())
+    }
     mutating func text() -> String { defer { column += 1 }; return statement.text(column) }
     mutating func optionalText() -> String? { defer { column += 1 }; return statement.optionalText(column) }
     mutating func bool() -> Bool { int64() != 0 }

@@ -57,6 +57,22 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     }
 }
 
+extension ControlRequest {
+    /// Every number of the request within `NumericLimits` (a job's own are checked with the job):
+    /// the daemon answers `invalid_argument` otherwise. Rates of 0 mean unlimited.
+    public func checkNumbers() throws(OutOfRange) {
+        for id in ids ?? [] { _ = try NumericLimits.id.check(id.rawValue, "ids") }
+        if let before { _ = try NumericLimits.id.check(before.rawValue, "before") }
+        if let batch { _ = try NumericLimits.id.check(batch, "batch") }
+        if let batch = submission?.batch { _ = try NumericLimits.id.check(batch, "submission.batch") }
+        if let umask = submission?.umask { _ = try NumericLimits.umask.check(umask, "submission.umask") }
+        if let limit { _ = try NumericLimits.pageSize.check(limit, "limit") }
+        for (rate, field) in [(rate, "rate"), (down, "down"), (up, "up")] {
+            if let rate, rate != 0 { _ = try NumericLimits.rate.check(rate, field) }
+        }
+    }
+}
+
 /// The commands of protocol version 1. Raw values are the wire words.
 public enum ControlCommand: String, Codable, Sendable, CaseIterable {
     case add, list, show, pause, resume, cancel, retry, wait, stats, limit, events

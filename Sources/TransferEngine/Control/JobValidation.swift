@@ -34,9 +34,7 @@ enum JobValidation {
                 throw ControlError(.invalidArgument, "--sha256 needs 64 hexadecimal digits, got '\(sha256)'")
             }
         }
-        if let retries = job.retries, retries < 0 {
-            throw ControlError(.invalidArgument, "--retry must be 0 or more")
-        }
+        do { try job.checkNumbers() } catch { throw ControlError(.invalidArgument, error.message) }
         // (UTF-8 bytes, not Characters: "\r\n" is one Character and would hide inside a header.)
         for header in job.headers where !header.contains(":") || header.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
             throw ControlError(.invalidArgument, "a header must look like 'Name: value', got '\(header)'")

@@ -85,9 +85,13 @@ public final class Daemon {
             chmod(paths.database, 0o600)
             try jobStore.closeInterruptedAttempts()
             try jobStore.releaseEndedDestinations()
+            // A row that cannot run fails its job, not the daemon (no crash loop from stored data).
+            for (id, problem) in try jobStore.quarantineInvalidJobs() {
+                logger.error("job \(id): failed as \(InvalidJob.code): \(problem.message)")
+            }
             unfinished = try jobStore.unfinishedJobs()
             // Limits persist; options given now replace the stored ones.
-            limits = try LimitSettings.load(from: jobStore)
+            limits = try LimitSettings.load(from: jobStore) { [logger] in logger.warn("ignoring a stored limit: \($0)") }
             if let down = options.limitDown { limits.down = down }
             if let up = options.limitUp { limits.up = up }
             if let schedule = options.limitSchedule { limits.schedule = schedule }
@@ -101,12 +105,12 @@ public final class Daemon {
         var configuration = Scheduler.Configuration()
         configuration.maxActive = options.maxActive
         configuration.maxPerHost = options.maxPerHost
-        configuration.hookTimeoutMilliseconds = options.hookSeconds * 1000
+        configuration.hookTimeoutMilliseconds = options.hookSeconds.saturatingMultiply(1000)
         configuration.stateDirectory = paths.directory
         configuration.cacert = options.cacert
         configuration.stallSeconds = options.stallSeconds
         configuration.defaultRetries = options.defaultRetries
-        configuration.noProgressMilliseconds = Int64(options.noProgressSeconds) * 1000
+        configuration.noProgressMilliseconds = Int64(options.noProgressSeconds).saturatingMultiply(1000)
         configuration.wallClock = options.wallClock
         configuration.maxFilesize = options.maxFilesize
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,

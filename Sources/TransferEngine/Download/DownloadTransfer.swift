@@ -58,6 +58,8 @@ final class DownloadTransfer: Transfer {
     /// The file may not grow past this many bytes (`--max-filesize`): an endless body must not fill the disk.
     let maxFilesize: Int64?
     private(set) var retryAfter: Int64?
+    /// The Location of the last redirect: what was refused if libcurl would not follow it.
+    private(set) var redirect: String?
     private(set) var lastActivity = Monotonic.now
     var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation }
 
@@ -139,7 +141,7 @@ final class DownloadTransfer: Transfer {
         if let verdict { return verdict }
         guard code.category == .ok else {
             return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
-                                         stallSeconds: stallSeconds))
+                                         stallSeconds: stallSeconds, redirect: redirect))
         }
         guard phase == .receiving else { return .failed(.network("the response ended before its body")) }
         if let total = resume.bytesTotal, offset != total {
@@ -160,6 +162,7 @@ final class DownloadTransfer: Transfer {
         retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
         switch DownloadDecision.decide(head, offset: offset, resume: resume) {
         case .ignore:
+            if (300..<400).contains(head.status) { redirect = head.location }
             return true
         case .append(let total):
             status = head.status

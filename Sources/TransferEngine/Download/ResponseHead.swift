@@ -15,7 +15,8 @@ public struct ResponseHead: Equatable, Sendable {
     public var etag: String? { fields["etag"] }
     public var lastModified: String? { fields["last-modified"] }
     public var location: String? { fields["location"] }
-    public var contentLength: Int64? { fields["content-length"].flatMap { Int64($0) } }
+    /// nil when absent, or past `NumericLimits.bytes` (an unknown length, never a huge one).
+    public var contentLength: Int64? { fields["content-length"].flatMap(ContentRange.byteCount) }
     public var contentRange: ContentRange? { fields["content-range"].flatMap(ContentRange.init) }
     public var validators: Validators { Validators(etag: etag, lastModified: lastModified) }
 }
@@ -31,7 +32,8 @@ public struct ResponseHeadParser: Sendable {
         let text = line.droppingLineEnd
         if text.hasPrefix("HTTP/") {
             let parts = text.split(separator: " ", maxSplits: 2)
-            current = ResponseHead(status: parts.count > 1 ? Int(parts[1]) ?? 0 : 0)
+            let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            current = ResponseHead(status: NumericLimits.httpStatus.contains(status) ? status : 0)
             return nil
         }
         if text.isEmpty {
@@ -65,18 +67,24 @@ public struct ContentRange: Equatable, Sendable {
         let spec = String(trimmed.dropFirst(6)).trimmingSpaces
         let halves = spec.split(separator: "/", maxSplits: 1)
         guard halves.count == 2 else { return nil }
-        total = halves[1] == "*" ? nil : Int64(halves[1])
+        total = halves[1] == "*" ? nil : Self.byteCount(halves[1])
         if halves[1] != "*", total == nil { return nil }
         if halves[0] == "*" {
             first = nil
             last = nil
         } else {
             let bounds = halves[0].split(separator: "-", maxSplits: 1)
-            guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last
+            guard bounds.count == 2, let first = Self.byteCount(bounds[0]), let last = Self.byteCount(bounds[1]),
+                  first <= last
             else { return nil }
             self.first = first
             self.last = last
         }
+    }
+
+    /// A server's byte offset or length, within `NumericLimits.bytes` (else not usable).
+    static func byteCount(_ text: some StringProtocol) -> Int64? {
+        Int64(text).flatMap { NumericLimits.bytes.contains($0) ? $0 : nil }
     }
 }
 

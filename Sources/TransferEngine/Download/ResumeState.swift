@@ -142,4 +142,14 @@ public struct ResumeData: Codable, Equatable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case version, url, path, partialPath, bytesReceived, etag, lastModified, bytesTotal, headers
     }
+
+    /// The byte counts within `NumericLimits.bytes`, and no more received than the total.
+    public func checkNumbers() throws(OutOfRange) {
+        let received = try NumericLimits.bytes.check(bytesReceived, "bytesReceived")
+        guard let total = bytesTotal else { return }
+        _ = try NumericLimits.bytes.check(total, "bytesTotal")
+        guard received <= total else {
+            throw OutOfRange(field: "bytesReceived", value: String(received), limit: "from 0 to bytesTotal (\(total))")
+        }
+    }
 }

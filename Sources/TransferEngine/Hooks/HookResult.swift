@@ -56,7 +56,7 @@ public struct HookResult: Codable, Sendable, Equatable {
 
     /// 2000 → "2", 300 → "0.3", 2550 → "2.6" (tenths, half up).
     private static func seconds(_ milliseconds: Int64) -> String {
-        let tenths = (max(0, milliseconds) + 50) / 100
+        let tenths = max(0, milliseconds).saturatingAdd(50) / 100
         return tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
     }
 }

@@ -41,6 +41,9 @@ public struct Job: Equatable, Sendable {
     /// POST uploads: retry even when the server may have acted on the request (`--retry-unsafe`).
     public var retryUnsafe = false
 
+    /// Failed at start because its stored row could not run (`InvalidJob`): it is not retried.
+    public var isQuarantined: Bool { state == .failed && error?.code == InvalidJob.code }
+
     /// The URL with any secret replaced, for logs and events.
     public var displayURL: String { Redaction.url(url) }
 
@@ -109,5 +112,18 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.onComplete = onComplete
         self.onFail = onFail
         self.retryUnsafe = retryUnsafe
+    }
+}
+
+extension NewJob {
+    /// Every number of the job within `NumericLimits` (named as in the protocol; a `limit` of 0
+    /// means unlimited).
+    public func checkNumbers() throws(OutOfRange) {
+        if let batch { _ = try NumericLimits.id.check(batch, "batch") }
+        if let limit, limit != 0 { _ = try NumericLimits.rate.check(limit, "limit") }
+        if let retries { _ = try NumericLimits.retries.check(retries, "retries") }
+        if let umask { _ = try NumericLimits.umask.check(umask, "umask") }
+        if let maxFilesize { _ = try NumericLimits.bytes.check(maxFilesize, "maxFilesize") }
+        try resumeData?.checkNumbers()
     }
 }

@@ -5,7 +5,7 @@ public struct JobID: RawRepresentable, Hashable, Comparable, Codable, Sendable, 
     public init(rawValue: Int64) { self.rawValue = rawValue }
 
     public init?(_ text: String) {
-        guard let value = Int64(text), value > 0 else { return nil }
+        guard let value = Int64(text), NumericLimits.id.contains(value) else { return nil }
         rawValue = value
     }
 

@@ -6,9 +6,12 @@ final class ScheduledJob {
     var transfer: (any Transfer)?
     /// `job.attempts` may not pass this without the job failing (reset by `retry`, and by an
     /// attempt that moved bytes: a job that makes progress is not failed for needing many).
-    var attemptLimit: Int
-    /// When the job last moved a byte (or was queued): the no-progress deadline counts from here.
+    private(set) var attemptLimit: Int
+    /// When the job last kept more bytes than ever (or was queued): the no-progress deadline
+    /// counts from here.
     var lastProgress = Timestamp.now
+    /// The most bytes an attempt of this download has kept: only passing it is progress.
+    private var mostBytesKept: Int64
     /// `scheme://host:port`: what the per-host connection cap counts.
     let host: String
     /// Bytes per second over the last tick while running (batch totals add them up).
@@ -18,10 +21,37 @@ final class ScheduledJob {
     init(job: Job) {
         self.job = job
         host = HostKey.parse(job.url)?.key ?? job.url
-        attemptLimit = job.attempts + job.maxRetries + 1
+        attemptLimit = Self.attemptLimit(after: job)
+        mostBytesKept = job.bytesDone
     }
 
     var id: JobID { job.id }
+
+    /// A full retry budget from the attempts made so far (`retry`, or an attempt that kept bytes).
+    func renewRetryBudget() {
+        attemptLimit = Self.attemptLimit(after: job)
+    }
+
+    /// A failed download attempt left `kept` durable bytes. Only more bytes than any attempt kept
+    /// before is progress, which renews the retry budget: a server that keeps changing the
+    /// entity or the range start makes every attempt start over and redo the same bytes, and
+    /// those attempts use the budget up instead of renewing it forever.
+    func attemptKept(_ kept: Int64) {
+        guard kept > mostBytesKept else { return }
+        mostBytesKept = kept
+        lastProgress = .now
+        renewRetryBudget()
+    }
+
+    /// One more attempt that does not count against the budget (waiting for an unreachable host).
+    func extendRetryBudget() {
+        attemptLimit = attemptLimit.saturatingAdd(1)
+    }
+
+    /// Saturating: the store's checks keep both counts small, and nothing here may trap if one slips.
+    private static func attemptLimit(after job: Job) -> Int {
+        job.attempts.saturatingAdd(job.maxRetries).saturatingAdd(1)
+    }
 
     /// Forgets the transfer, keeping what it learned (total size, bytes) in the job.
     func detach() {

@@ -96,13 +96,10 @@ extension Scheduler {
             }
         case .failed(let error):
             if case .unreachable = error {
-                scheduled.attemptLimit += 1  // waiting for the host does not use up retries
+                scheduled.extendRetryBudget()  // waiting for the host does not use up retries
             }
             // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
-            if download != nil, received > 0 {
-                scheduled.lastProgress = .now
-                scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
-            }
+            if let checkpoint { scheduled.attemptKept(checkpoint.bytesDurable) }
             // A body past --max-filesize leaves nothing behind (the partial file is removed before
             // the end is recorded); other failures keep their bytes for `retry`.
             let discarded: String? = if case .tooLarge = error { scheduled.job.partialPath } else { nil }

@@ -98,8 +98,8 @@ extension Scheduler {
         var bytesDone = totals.bytesDone
         var rate: Int64 = 0
         for scheduled in running.values where scheduled.job.batch == record.id {
-            bytesDone += max(0, scheduled.live.bytesDone - scheduled.job.bytesDone)
-            rate += scheduled.rate
+            bytesDone = bytesDone.saturatingAdd(max(0, scheduled.live.bytesDone.saturatingSubtract(scheduled.job.bytesDone)))
+            rate = rate.saturatingAdd(scheduled.rate)
         }
         return Batch(record: record, counts: totals.counts, bytesDone: bytesDone, bytesTotal: totals.bytesTotal,
                      rate: rate)

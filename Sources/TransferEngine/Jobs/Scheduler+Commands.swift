@@ -5,6 +5,7 @@ extension Scheduler {
             return reply(.failure(ControlError(.unsupportedVersion,
                 "protocol version \(request.version) is not supported; this daemon speaks \(ControlRequest.protocolVersion)")))
         }
+        do { try request.checkNumbers() } catch { return reply(.failure(ControlError(.invalidArgument, error.message))) }
         switch request.command {
         case .add: add(request.job, reply: reply)
         case .list: list(request, reply: reply)
@@ -157,7 +158,7 @@ extension Scheduler {
             let batch = request.batch
             let inMemory = jobs.values.filter { batch == nil || $0.job.batch == batch }
             guard command == .retry || command == .cancel || batch != nil else {
-                let targets = inMemory.filter { Self.acceptsBulk(command, $0.job.state) }.sorted { $0.id < $1.id }
+                let targets = inMemory.filter { Self.acceptsBulk(command, $0.job) }.sorted { $0.id < $1.id }
                 return apply(command, to: targets.map { .success($0) }, reply: reply)
             }
             // Failed jobs have left memory: find them in the store (and check that the batch exists).
@@ -171,7 +172,7 @@ extension Scheduler {
                 if case .failure(let error as ControlError) = result { return reply(.failure(error)) }
                 let failed = ((try? result.get()) ?? []).filter { scheduler.jobs[$0.id] == nil }.map(ScheduledJob.init)
                 let targets = (scheduler.jobs.values.filter { batch == nil || $0.job.batch == batch } + failed)
-                    .filter { Self.acceptsBulk(command, $0.job.state) }
+                    .filter { Self.acceptsBulk(command, $0.job) }
                     .sorted { $0.id < $1.id }
                 scheduler.apply(command, to: targets.map { .success($0) }, reply: reply)
             }
@@ -195,13 +196,14 @@ extension Scheduler {
         }
     }
 
-    private static func acceptsBulk(_ command: ControlCommand, _ state: JobState) -> Bool {
+    private static func acceptsBulk(_ command: ControlCommand, _ job: Job) -> Bool {
+        let state = job.state
         switch command {
-        case .pause: state == .queued || state == .running || state == .waiting
-        case .resume: state == .paused || state == .waiting
-        case .cancel: !state.isFinal
-        case .retry: state == .failed || state == .waiting
-        default: false
+        case .pause: return state == .queued || state == .running || state == .waiting
+        case .resume: return state == .paused || state == .waiting
+        case .cancel: return !state.isFinal
+        case .retry: return (state == .failed || state == .waiting) && !job.isQuarantined
+        default: return false
         }
     }
 
@@ -224,6 +226,10 @@ extension Scheduler {
             case .failure(let error):
                 errors.append(error)
             case .success(let scheduled):
+                if command == .retry, scheduled.job.isQuarantined, let error = scheduled.job.error {
+                    errors.append(ControlError(.illegalTransition, "cannot retry job \(scheduled.id): \(error.message)"))
+                    continue
+                }
                 guard let target = Self.target(of: command, from: scheduled.job.state) else {
                     errors.append(ControlError(.illegalTransition,
                         "cannot \(command.rawValue) job \(scheduled.id): it is \(scheduled.job.state.rawValue)"))
@@ -306,7 +312,7 @@ extension Scheduler {
             guard scheduled.job.state == .failed, jobs[id] == nil || jobs[id] === scheduled else {
                 return done(ControlError(.illegalTransition, "cannot retry job \(id): it is \(scheduled.job.state.rawValue)"))
             }
-            scheduled.attemptLimit = scheduled.job.attempts + scheduled.job.maxRetries + 1
+            scheduled.renewRetryBudget()
             scheduled.lastProgress = .now
             jobs[id] = scheduled
             change(scheduled, StateChange(.queued, reason: "retry by user"), then: { result in

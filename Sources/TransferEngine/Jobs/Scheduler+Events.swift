@@ -15,7 +15,8 @@ extension Scheduler {
             var event = TransferEvent(.progress, job: scheduled.id)
             event.bytesDone = live.bytesDone
             event.bytesTotal = live.bytesTotal
-            event.rate = max(0, live.bytesDone - previous) * 1000 / Int64(Self.progressInterval)
+            event.rate = max(0, live.bytesDone.saturatingSubtract(previous)).saturatingMultiply(1000)
+                / Int64(Self.progressInterval)
             events.publish(event)
         }
         lastProgress = seen

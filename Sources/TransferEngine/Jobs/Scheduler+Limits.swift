@@ -37,7 +37,7 @@ extension Scheduler {
     /// Running transfers follow at once; the change is persisted.
     func limit(_ request: ControlRequest, reply: @escaping Reply) {
         if let id = request.ids?.first {
-            guard let rate = request.rate, rate >= 0 else {
+            guard let rate = request.rate else {
                 return reply(.failure(ControlError(.badRequest, "limit ID needs a rate")))
             }
             let limit = rate == 0 ? nil : rate
@@ -68,9 +68,6 @@ extension Scheduler {
                     scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limit: \(error)")))
                 }
             }
-        }
-        if [request.down, request.up].contains(where: { ($0 ?? 0) < 0 }) {
-            return reply(.failure(ControlError(.badRequest, "limits are bytes per second, 0 or more")))
         }
         var limits = limits
         if let down = request.down { limits.down = down == 0 ? nil : down }

@@ -25,15 +25,16 @@ protocol Transfer: AnyObject {
 
 extension TransferError {
     /// The error for a transfer that libcurl ended with `code` (and no verdict of its own);
-    /// `moving` when bytes were flowing (a timeout then means a stall, not a failed connect).
-    /// Retried exactly when the code's category is (`CurlCode.Category.isRetried`).
-    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int) {
+    /// `moving` when bytes were flowing (a timeout then means a stall, not a failed connect);
+    /// `redirect` is the last Location the server sent, which is what an unsupported protocol
+    /// refused. Retried exactly when the code's category is (`CurlCode.Category.isRetried`).
+    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int, redirect: String? = nil) {
         let reason = detail ?? code.description
         switch code.category {
         case .tls: self = .tls(reason)
         case .unreachable: self = .unreachable(reason)
         // Only a redirect can lead a transfer to a protocol its job did not allow.
-        case .request where code.isUnsupportedProtocol: self = .insecureRedirect
+        case .request where code.isUnsupportedProtocol: self = .insecureRedirect(to: redirect)
         case .network where code.isTimeout && moving: self = .stalled(seconds: stallSeconds)
         case .ok, .network: self = .network(reason)
         case .request, .otherProtocol, .unused: self = .request(reason)

@@ -1,22 +1,26 @@
 /// `Retry-After`: delay-seconds or an HTTP-date (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`),
-/// as a wait in milliseconds. Pure.
+/// as a wait in milliseconds, at most `NumericLimits.timeoutSeconds` (a server's number is
+/// held to it, never multiplied past Int64). Pure.
 public enum RetryAfter {
     public static func milliseconds(_ value: String, now: Timestamp = .now) -> Int64? {
         let text = value.trimmingSpaces
-        if let seconds = Int64(text), seconds >= 0 { return seconds * 1000 }
+        let longest = Int64(NumericLimits.timeoutSeconds.range.upperBound) * 1000
+        if let seconds = Int64(text), seconds >= 0 { return min(seconds, longest / 1000) * 1000 }
         guard let due = httpDate(text) else { return nil }
-        return max(0, due * 1000 - now.rawValue)
+        return min(longest, max(0, due * 1000 - now.rawValue))
     }
 
     static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    /// Seconds since the epoch of an IMF-fixdate.
+    /// Seconds since the epoch of an IMF-fixdate (a four-digit year, every field in its range).
     static func httpDate(_ text: String) -> Int64? {
         let words = text.split(separator: " ")
-        guard words.count == 6, words[5] == "GMT", let day = Int64(words[1]),
-              let month = months.firstIndex(of: words[2].lowercased()), let year = Int64(words[3]) else { return nil }
+        guard words.count == 6, words[5] == "GMT", let day = Int64(words[1]), (1...31).contains(day),
+              let month = months.firstIndex(of: words[2].lowercased()), let year = Int64(words[3]),
+              (0...9999).contains(year) else { return nil }
         let clock = words[4].split(separator: ":").compactMap { Int64($0) }
-        guard clock.count == 3 else { return nil }
+        guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
+        else { return nil }
         return daysSinceEpoch(year: year, month: Int64(month + 1), day: day) * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
     }
 

@@ -40,7 +40,7 @@ public struct RetryPolicy: Sendable {
 
     /// The wait before attempt `attempt + 1`, where `attempt` (1-based) just failed.
     public func delay(afterAttempt attempt: Int, random: (ClosedRange<Double>) -> Double) -> Int64 {
-        let exponent = min(max(attempt - 1, 0), 20)
+        let exponent = min(max(attempt, 1), 21) - 1  // (not `attempt - 1`: that traps at Int.min)
         let ceiling = min(Double(maxDelayMilliseconds), Double(baseDelayMilliseconds) * Double(1 << exponent))
         return max(100, Int64(random(0...ceiling)))
     }

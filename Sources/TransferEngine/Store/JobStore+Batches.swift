@@ -42,10 +42,11 @@ extension JobStore {
     }
 
     /// A batch's jobs by state and its bytes (cancelled jobs do not count towards the bytes);
-    /// `bytesTotal` is nil while any counted job's size is unknown.
+    /// `bytesTotal` is nil while any counted job's size is unknown. The sums saturate (`total()`
+    /// is SQLite's sum that does not fail on overflow; reading it as an integer clamps).
     public func batchTotals(_ id: Int64) throws -> (counts: [JobState: Int], bytesDone: Int64, bytesTotal: Int64?) {
         let rows = try connection.query("""
-            SELECT state, count(*), sum(bytes_done), sum(coalesce(bytes_total, 0)), sum(bytes_total IS NULL)
+            SELECT state, count(*), total(bytes_done), total(coalesce(bytes_total, 0)), sum(bytes_total IS NULL)
             FROM jobs WHERE batch_id = ? GROUP BY state
             """, [id]) { row in (JobState(rawValue: row.text()), row.int(), row.int64(), row.int64(), row.int()) }
         var counts: [JobState: Int] = [:]
@@ -55,8 +56,8 @@ extension JobStore {
         for case let (state?, count, bytesDone, bytesTotal, unknownSizes) in rows {
             counts[state] = count
             guard state != .cancelled else { continue }
-            done += bytesDone
-            total += bytesTotal
+            done = done.saturatingAdd(bytesDone)
+            total = total.saturatingAdd(bytesTotal)
             if unknownSizes > 0 { unknown = true }
         }
         return (counts, done, unknown ? nil : total)

@@ -29,50 +29,8 @@ public final class JobStore {
         on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe
         """
 
-    static func job(_ row: inout SQLiteRow) -> Job {
-        let id = JobID(rawValue: row.int64())
-        let kind = JobKind(rawValue: row.text()) ?? .download
-        let state = JobState(rawValue: row.text()) ?? .failed
-        let reason = row.optionalText()
-        let url = row.text()
-        let path = row.optionalText()
-        let headers = (try? JSONDecoder().decode([String].self, from: Data(row.text().utf8))) ?? []
-        let sha256 = row.optionalText()
-        let overwrite = row.bool()
-        let priority = Priority(rawValue: row.text()) ?? .normal
-        let batch = row.optionalInt64()
-        let limit = row.optionalInt64()
-        let maxRetries = row.int()
-        let bytesDone = row.int64()
-        let bytesTotal = row.optionalInt64()
-        let attempts = row.int()
-        let httpStatus = row.optionalInt()
-        let errorCode = row.optionalText()
-        let errorMessage = row.optionalText()
-        let nextAttemptAt = row.optionalInt64().map(Timestamp.init(rawValue:))
-        let createdAt = Timestamp(rawValue: row.int64())
-        let updatedAt = Timestamp(rawValue: row.int64())
-        let finishedAt = row.optionalInt64().map(Timestamp.init(rawValue:))
-        let method = row.optionalText()
-        let upload = row.optionalText().flatMap { try? JSONDecoder().decode(UploadSpec.self, from: Data($0.utf8)) }
-        let tls = row.optionalText().flatMap { try? JSONDecoder().decode(TLSOptions.self, from: Data($0.utf8)) }
-        var job = Job(id: id, kind: kind, state: state, stateReason: reason, url: url, path: path,
-                   headers: headers, sha256: sha256, overwrite: overwrite, priority: priority,
-                   batch: batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone,
-                   bytesTotal: bytesTotal, attempts: attempts, httpStatus: httpStatus,
-                   error: errorCode.map { JobError(code: $0, message: errorMessage ?? "") },
-                   nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
-                   finishedAt: finishedAt, method: method, upload: upload)
-        job.tls = tls ?? TLSOptions()
-        job.key = row.optionalText()
-        job.onComplete = row.optionalText()
-        job.onFail = row.optionalText()
-        job.umask = row.optionalInt()
-        job.maxFilesize = row.optionalInt64()
-        job.idempotencyKey = row.optionalText()
-        job.retryUnsafe = row.bool()
-        return job
-    }
+    /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
+    static func job(_ row: inout SQLiteRow) -> Job { JobRow(&row).job }
 
     /// Queues a new job (with its resume state, when it continues earlier bytes).
     public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
@@ -147,6 +105,37 @@ public final class JobStore {
             WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR batch_id = ?2) AND id < ?4
             ORDER BY id DESC LIMIT ?3
             """, [state?.rawValue, batch, limit, before?.rawValue ?? Int64.max], Self.job)
+    }
+
+    /// Fails every job that may still move (or be retried) whose row transferd could not have
+    /// written: a number out of its range, a word it does not write, JSON that does not decode,
+    /// in the row or its resume data. Run at start, before `unfinishedJobs`, so that one bad row
+    /// costs its job, not the daemon (`invalid_job`, the message names the column).
+    public func quarantineInvalidJobs(now: Timestamp = .now) throws -> [(JobID, InvalidJob)] {
+        let candidates = "state NOT IN ('completed', 'cancelled') AND coalesce(error_code, '') != '\(InvalidJob.code)'"
+        var invalid: [JobID: InvalidJob] = [:]
+        for row in try connection.query("SELECT \(Self.jobColumns) FROM jobs WHERE \(candidates)", [], JobRow.init) {
+            if let problem = row.problem { invalid[row.job.id] = problem }
+        }
+        let resumeRows = try connection.query("""
+            SELECT job_id, \(ResumeRow.columns) FROM resume_data WHERE job_id IN (SELECT id FROM jobs WHERE \(candidates))
+            """) { row in (JobID(rawValue: row.int64()), ResumeRow(&row).problem) }
+        for case let (id, problem?) in resumeRows where invalid[id] == nil { invalid[id] = problem }
+        guard !invalid.isEmpty else { return [] }
+        let quarantined = invalid.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        // The row may break the schema's CHECKs too (an unknown state or kind); failing it must not.
+        try connection.execute("PRAGMA ignore_check_constraints = ON")
+        defer { try? connection.execute("PRAGMA ignore_check_constraints = OFF") }
+        try connection.transaction {
+            for (id, problem) in quarantined {
+                try connection.run("""
+                    UPDATE jobs SET state = 'failed', state_reason = ?, error_code = ?, error_message = ?,
+                           next_attempt_at = NULL, finished_at = ?, updated_at = ?
+                    WHERE id = ?
+                    """, problem.message, InvalidJob.code, problem.message, now.rawValue, now.rawValue, id.rawValue)
+            }
+        }
+        return quarantined
     }
 
     /// Every job that may still move: what the scheduler loads at start.
@@ -289,22 +278,8 @@ public final class JobStore {
     // MARK: Resume data
 
     public func resumeState(_ id: JobID) throws -> ResumeState? {
-        try connection.query("""
-            SELECT partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
-                   file_device, file_inode, file_size, file_mtime_ns, file_writing
-            FROM resume_data WHERE job_id = ?
-            """, [id.rawValue]) { row in
-            var state = ResumeState(partialPath: row.text(), bytesDurable: row.int64(),
-                                    validators: Validators(etag: row.optionalText(), lastModified: row.optionalText()),
-                                    bytesTotal: row.optionalInt64(), finalizing: row.bool())
-            let (device, inode, size, modified) = (row.optionalInt64(), row.optionalInt64(), row.optionalInt64(),
-                                                   row.optionalInt64())
-            if let device, let inode, let size, let modified {
-                state.file = FileIdentity(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode),
-                                          size: size, modifiedNanoseconds: modified)
-            }
-            state.fileWriting = row.bool()
-            return state
+        try connection.query("SELECT \(ResumeRow.columns) FROM resume_data WHERE job_id = ?", [id.rawValue]) { row in
+            ResumeRow(&row).state
         }.first
     }
 

@@ -2,15 +2,38 @@
 public enum Rate {
     public struct ParseError: Error, Equatable, Sendable {
         public var text: String
-        public var message: String { "invalid rate '\(text)': use a number of bytes per second with an optional K, M or G suffix, or 'off'" }
+        /// A number, but outside `NumericLimits.rate`.
+        public var outOfRange = false
+
+        public var message: String {
+            guard outOfRange else {
+                return "invalid rate '\(text)': use a number of bytes per second with an optional K, M or G suffix, or 'off'"
+            }
+            let most = NumericLimits.rate.range.upperBound
+            return "invalid rate '\(text)': a limit must be \(NumericLimits.rate.bounds) (\(most >> 30)G), or 'off'"
+        }
     }
 
     /// Bytes per second, or nil for unlimited.
     public static func parse(_ text: String) throws(ParseError) -> Int64? {
         let trimmed = text.trimmingSpaces
-        if trimmed == "off" { return nil }
-        guard let bytes = ByteCount.bytes(trimmed) else { throw ParseError(text: text) }
-        return bytes == 0 ? nil : bytes
+        if trimmed == "off" || trimmed == "0" { return nil }
+        var number = Substring(trimmed)
+        var multiplier = 1.0
+        if let last = number.last, let scale = ["K": 1024.0, "M": 1024.0 * 1024, "G": 1024.0 * 1024 * 1024][last.uppercased()] {
+            multiplier = scale
+            number = number.dropLast()
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
+              let value = Double(number), value.isFinite, value >= 0
+        else { throw ParseError(text: text) }
+        if value == 0 { return nil }
+        // A fraction of a byte is not unlimited, and too large a rate is refused, not wrapped.
+        let bytes = (value * multiplier).rounded()
+        guard let limit = Int64(exactly: bytes), NumericLimits.rate.contains(limit) else {
+            throw ParseError(text: text, outOfRange: true)
+        }
+        return limit
     }
 
     /// `4.0 MiB/s` style text.

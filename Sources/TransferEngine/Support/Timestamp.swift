@@ -18,8 +18,9 @@ public struct Timestamp: RawRepresentable, Hashable, Comparable, Codable, Sendab
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
+    /// Saturates: a huge delay gives the far future, never a trap.
     public func adding(milliseconds: Int64) -> Timestamp {
-        Timestamp(rawValue: rawValue + milliseconds)
+        Timestamp(rawValue: rawValue.saturatingAdd(milliseconds))
     }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.rawValue < rhs.rawValue }

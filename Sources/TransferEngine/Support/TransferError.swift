@@ -21,8 +21,9 @@ public enum TransferError: Error, Equatable, Sendable {
     case destinationExists(path: String)
     /// The transfer moved no bytes for too long.
     case stalled(seconds: Int)
-    /// An https request was redirected to http, and the job does not allow that.
-    case insecureRedirect
+    /// A redirect libcurl would not follow: from https to http (unless the job allows it), or
+    /// to anything but http(s), e.g. `file://`. `to` is the refused Location, when known.
+    case insecureRedirect(to: String?)
     /// Another process (another transferd) is writing the partial file.
     case busy(path: String)
     /// The destination is a directory, device, FIFO, socket or symlink: only regular files are replaced.
@@ -73,8 +74,8 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot \(operation) \(path): \(SystemError.describe(errno))"
         case .destinationExists(let path): "\(path) already exists (use --overwrite to replace it)"
         case .stalled(let seconds): "no data received for \(seconds) s"
-        case .insecureRedirect:
-            "refused a redirect from https to http (allow it with --allow-insecure-redirect)"
+        case .insecureRedirect(let target):
+            Self.refusedRedirect(target)
         case .request(let reason): "libcurl refused the request: \(reason)"
         case .local(let reason): "local failure: \(reason)"
         case .busy(let path): "\(path) is being written by another process (another transferd?)"
@@ -98,6 +99,18 @@ public enum TransferError: Error, Equatable, Sendable {
 
     /// A value stored with the job.
     public var record: JobError { JobError(code: code, message: message) }
+
+    /// What was refused: a downgrade to http, or a scheme transferd never follows.
+    private static func refusedRedirect(_ target: String?) -> String {
+        guard let target, let scheme = target.firstRange(of: "://").map({ target[..<$0.lowerBound].lowercased() }) else {
+            return "refused a redirect to a location transferd does not follow (only http and https)"
+        }
+        let shown = Redaction.url(target)
+        if scheme == "http" {
+            return "refused a redirect from https to http (\(shown)); allow it with --allow-insecure-redirect"
+        }
+        return "refused a redirect to \(shown): transferd follows redirects to http and https only"
+    }
 }
 
 /// The `error` object of a job: a stable code and a human message.

@@ -32,11 +32,28 @@ public struct LimitSettings: Equatable, Sendable {
         static let schedule = "limit_schedule"
     }
 
-    public static func load(from store: JobStore) throws -> LimitSettings {
+    /// The stored limits; a stored value that is not a valid rate or timetable is left out
+    /// (unlimited, no timetable) and reported through `ignored`, never reinterpreted.
+    public static func load(from store: JobStore, ignored: (String) -> Void) throws -> LimitSettings {
         var settings = LimitSettings()
-        settings.down = try store.setting(Key.down).flatMap { Int64($0) }
-        settings.up = try store.setting(Key.up).flatMap { Int64($0) }
-        settings.schedule = try store.setting(Key.schedule).flatMap { try? LimitSchedule.parse($0) }
+        func rate(_ key: String) throws -> Int64? {
+            guard let text = try store.setting(key) else { return nil }
+            do {
+                return try NumericLimits.rate.parse(text, "setting \(key)")
+            } catch {
+                ignored("\(error.message); using no limit")
+                return nil
+            }
+        }
+        settings.down = try rate(Key.down)
+        settings.up = try rate(Key.up)
+        if let text = try store.setting(Key.schedule) {
+            do {
+                settings.schedule = try LimitSchedule.parse(text)
+            } catch {
+                ignored("setting \(Key.schedule) is not a timetable (\(error.message)); using none")
+            }
+        }
         return settings
     }
 

@@ -37,7 +37,7 @@ final class SharedBucket {
 
     func setRate(_ rate: Int64?, now: Int64) {
         bucket.setRate(rate, now: now)
-        if rate == nil { wakeAll() } else { scheduleWake(now: now) }
+        if !bucket.isLimited { wakeAll() } else { scheduleWake(now: now) }
     }
 
     /// A transfer stopped: it no longer waits.

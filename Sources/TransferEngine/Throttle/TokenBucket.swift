@@ -3,7 +3,7 @@
 /// network chunk owes it, and waits until the debt is repaid. The burst after idling is
 /// bounded by `capacity`.
 public struct TokenBucket: Equatable, Sendable {
-    /// Bytes per second; nil means unlimited.
+    /// Bytes per second; nil means unlimited (so does 0 or less: nothing would ever repay a debt).
     public private(set) var rate: Int64?
     public private(set) var tokens: Double
     private var last: Int64?
@@ -12,7 +12,7 @@ public struct TokenBucket: Equatable, Sendable {
     public static let burstMilliseconds: Int64 = 100
 
     public init(rate: Int64?) {
-        self.rate = rate
+        self.rate = Self.limiting(rate)
         tokens = 0
     }
 
@@ -20,21 +20,26 @@ public struct TokenBucket: Equatable, Sendable {
 
     public var capacity: Double {
         guard let rate else { return .infinity }
-        return Double(max(16 * 1024, rate * Self.burstMilliseconds / 1000))
+        // Saturating: rate × milliseconds overflows Int64 for rates past 92 PB/s.
+        return Double(max(16 * 1024, rate.saturatingMultiply(Self.burstMilliseconds) / 1000))
     }
 
     /// Changes the rate, keeping at most the new capacity (a debt is kept).
     public mutating func setRate(_ newRate: Int64?, now: Int64) {
         refill(now: now)
-        rate = newRate
-        tokens = newRate == nil ? 0 : min(tokens, capacity)
+        rate = Self.limiting(newRate)
+        tokens = rate == nil ? 0 : min(tokens, capacity)
+    }
+
+    private static func limiting(_ rate: Int64?) -> Int64? {
+        rate.flatMap { $0 > 0 ? $0 : nil }
     }
 
     /// Adds what the time since the last call earned.
     public mutating func refill(now: Int64) {
         defer { last = now }
         guard let rate, let last, now > last else { return }
-        tokens = min(capacity, tokens + Double(rate) * Double(now - last) / 1000)
+        tokens = min(capacity, tokens + Double(rate) * (Double(now) - Double(last)) / 1000)
     }
 
     /// True when a transfer may move bytes now (no debt).
@@ -54,6 +59,6 @@ public struct TokenBucket: Equatable, Sendable {
     public mutating func wait(now: Int64) -> Int64 {
         refill(now: now)
         guard let rate, rate > 0, tokens < 0 else { return 0 }
-        return Int64((-tokens * 1000 / Double(rate)).rounded(.up))
+        return Int64(saturating: (-tokens * 1000 / Double(rate)).rounded(.up))
     }
 }

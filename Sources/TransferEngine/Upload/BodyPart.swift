@@ -29,7 +29,8 @@ struct BodyPart: Sendable {
         }
     }
 
-    var length: Int64 { Int64(opening.count + headers.count) + contentLength }
+    /// Saturates: files of up to `NumericLimits.bytes` each can add up past Int64 (UploadPlan refuses such a body).
+    var length: Int64 { Int64(opening.count + headers.count).saturatingAdd(contentLength) }
 
     /// Quoted-parameter escaping as browsers do it (HTML form-data): `"` → %22, CR → %0D,
     /// LF → %0A; everything else, non-ASCII included, goes as UTF-8.

@@ -22,7 +22,7 @@ struct MultipartBody: UploadBody, Sendable {
         phase = .boundary(offset: 0)
     }
 
-    var contentLength: Int64 { parts.reduce(Int64(closing.count)) { $0 + $1.length } }
+    var contentLength: Int64 { parts.reduce(Int64(closing.count)) { $0.saturatingAdd($1.length) } }
 
     var contentType: String? { "multipart/form-data; boundary=\(boundary)" }
 

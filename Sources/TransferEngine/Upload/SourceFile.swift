@@ -23,11 +23,15 @@ public struct SourceFile: Codable, Equatable, Sendable {
             return .failure(.io(path: path, operation: "upload (not a regular file)", errno: 0))
         }
         guard access(path, R_OK) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
+        guard NumericLimits.bytes.contains(Int64(info.st_size)) else {
+            return .failure(.io(path: path, operation: "upload (larger than \(NumericLimits.bytes.range.upperBound) bytes)", errno: 0))
+        }
         return .success(SourceFile(path: path, size: Int64(info.st_size), modified: modifiedNanoseconds(info)))
     }
 
+    /// Saturates: an mtime past the year 2262 (anyone can `touch -d 3000-01-01`) must not trap.
     static func modifiedNanoseconds(_ info: stat) -> Int64 {
-        Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        Int64(info.st_mtim.tv_sec).saturatingMultiply(1_000_000_000).saturatingAdd(Int64(info.st_mtim.tv_nsec))
     }
 }
 

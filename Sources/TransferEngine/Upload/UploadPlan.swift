@@ -22,6 +22,9 @@ enum UploadPlan {
             }
             let boundary = Boundary.make(avoiding: texts)
             let length = MultipartBody(form: parts, boundary: boundary).contentLength
+            guard NumericLimits.bytes.contains(length) else {
+                throw ControlError(.invalidArgument, "the form's files add up to more than \(NumericLimits.bytes.range.upperBound) bytes")
+            }
             return (UploadSpec(boundary: boundary, form: parts), method, length)
         }
         guard let path = job.path else {

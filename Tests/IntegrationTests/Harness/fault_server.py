@@ -28,6 +28,9 @@ Faults (query parameters). GET requests are counted per name (1-based); a fault 
                     socket stays open until the client closes it (at most 300 s)
   short=1           announce the full length, send half of it, close
   change_after=N    requests after the N-th see version 2 (new bytes, new ETag)
+  change_every=1    request N sees version N: a new entity (and ETag) every time (all requests)
+  shift_range=K     a 206 starts K bytes after the requested start (all requests)
+  redirect=URL      answer 302 with Location: URL
   ignore_range=1    always 200 with the whole entity (still claims Accept-Ranges: bytes)
   rate=B            trickle the body at B bytes per second (all requests)
   endless=1         200 without a length, then the entity over and over until the client
@@ -312,6 +315,8 @@ class Handler(BaseHTTPRequestHandler):
         version = 1
         if change_after is not None and number > int(change_after):
             version = 2
+        if query.get("change_every") == "1":
+            version = max(1, number)
         data = entity(name, version, size)
         tag = etag(name, version)
         modified = last_modified(version)
@@ -322,6 +327,14 @@ class Handler(BaseHTTPRequestHandler):
                 record.update(values)
 
         set_record(version=version)
+
+        if faulty and "redirect" in query:
+            self.send_response(302)
+            self.send_header("Location", query["redirect"])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            set_record(status=302, fault="redirect", contentLength=0)
+            return
 
         if faulty and "status" in query:
             status = int(query["status"])
@@ -374,6 +387,8 @@ class Handler(BaseHTTPRequestHandler):
         if ranged is not None:
             start, end = ranged
             status = 206
+            if "shift_range" in query:
+                start = min(end, start + int(query["shift_range"]))
         body = data[start:end + 1]
 
         self.send_response(status)
