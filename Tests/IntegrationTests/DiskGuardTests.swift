@@ -7,21 +7,12 @@ import Glibc
 
 /// An endless body cannot fill the disk (`--max-filesize`), and a command is acknowledged only
 /// once recorded, even on a full disk, where a cancel still frees its partial file.
-final class DiskGuardTests: IntegrationTestCase {
-    private var faults: FaultServer!
+final class DiskGuardTests: FaultServerTestCase {
     private var smallDisk: URL?
     private var extra: Daemon?
 
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        faults = try FaultServer(outputURL: workDir.appendingPathComponent("fault_server.out"),
-                                 scratch: workDir.appendingPathComponent("fault-curl"))
-        try faults.start()
-    }
-
     override func tearDownWithError() throws {
         extra?.stop()
-        faults?.stop()
         if let smallDisk { umount(smallDisk.path) }
         try super.tearDownWithError()
     }

@@ -5,24 +5,12 @@ import XCTest
 /// connections, short bodies, 503 + Retry-After, stalls, an entity that changes between
 /// attempts, a server ignoring Range, and a trickle paused in the middle.
 /// Faults hit only the first `times` requests of a name, so every test ends in success.
-final class FaultTests: IntegrationTestCase {
-    private(set) var faults: FaultServer!
+final class FaultTests: FaultServerTestCase {
     /// A daemon started by a test with extra arguments (the base class's is stopped then).
     private var customDaemon: Daemon?
 
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        faults = try FaultServer(outputURL: workDir.appendingPathComponent("fault_server.out"),
-                                 scratch: workDir.appendingPathComponent("fault-curl"))
-        try faults.start()
-    }
-
     override func tearDownWithError() throws {
         customDaemon?.stop()
-        if let run = testRun, run.totalFailureCount > 0, let faults {
-            print("---- \(name): fault server requests:\n\(faults.describeLog())\n----")
-        }
-        faults?.stop()
         try super.tearDownWithError()
     }
 

@@ -5,24 +5,7 @@ import XCTest
 /// is retried only when the server cannot have acted on it (no connection, a body cut off, 408,
 /// 429, 503), unless the job was queued with --retry-unsafe. Against `Harness/fault_server.py`,
 /// whose `/upload/NAME` logs every request with its body count and Idempotency-Key.
-final class UnsafeRetryTests: IntegrationTestCase {
-    private var faults: FaultServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        faults = try FaultServer(outputURL: workDir.appendingPathComponent("fault_server.out"),
-                                 scratch: workDir.appendingPathComponent("fault-curl"))
-        try faults.start()
-    }
-
-    override func tearDownWithError() throws {
-        if let run = testRun, run.totalFailureCount > 0, let faults {
-            print("---- \(name): fault server requests:\n\(faults.describeLog())\n----")
-        }
-        faults?.stop()
-        try super.tearDownWithError()
-    }
-
+final class UnsafeRetryTests: FaultServerTestCase {
     // MARK: helpers
 
     /// A file of `size` random bytes to send, and its sha256.

@@ -17,19 +17,10 @@ public enum Rate {
     /// Bytes per second, or nil for unlimited.
     public static func parse(_ text: String) throws(ParseError) -> Int64? {
         let trimmed = text.trimmingSpaces
-        if trimmed == "off" || trimmed == "0" { return nil }
-        var number = Substring(trimmed)
-        var multiplier = 1.0
-        if let last = number.last, let scale = ["K": 1024.0, "M": 1024.0 * 1024, "G": 1024.0 * 1024 * 1024][last.uppercased()] {
-            multiplier = scale
-            number = number.dropLast()
-        }
-        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
-              let value = Double(number), value.isFinite, value >= 0
-        else { throw ParseError(text: text) }
+        if trimmed == "off" { return nil }
+        guard let (value, bytes) = ByteCount.scaled(trimmed) else { throw ParseError(text: text) }
         if value == 0 { return nil }
         // A fraction of a byte is not unlimited, and too large a rate is refused, not wrapped.
-        let bytes = (value * multiplier).rounded()
         guard let limit = Int64(exactly: bytes), NumericLimits.rate.contains(limit) else {
             throw ParseError(text: text, outOfRange: true)
         }
@@ -50,14 +41,16 @@ public enum ByteCount {
         public var message: String { "invalid size '\(text)': use a number of bytes with an optional K, M or G suffix" }
     }
 
-    /// A number of bytes such as `4096`, `512K`, `1.5G`.
+    /// A number of bytes such as `4096`, `512K`, `1.5G`, within `NumericLimits.bytes`.
     public static func parse(_ text: String) throws(ParseError) -> Int64 {
-        guard let bytes = bytes(text.trimmingSpaces) else { throw ParseError(text: text) }
-        return bytes
+        guard let (_, bytes) = scaled(text.trimmingSpaces), let count = Int64(exactly: bytes),
+              NumericLimits.bytes.contains(count) else { throw ParseError(text: text) }
+        return count
     }
 
-    /// A number with an optional K, M or G suffix, below 10^15; nil for anything else.
-    static func bytes(_ text: String) -> Int64? {
+    /// A number with an optional K, M or G suffix: the number as written, and the bytes it
+    /// means (rounded, possibly too large for any integer); nil for anything else.
+    static func scaled(_ text: String) -> (value: Double, bytes: Double)? {
         var number = Substring(text)
         var multiplier = 1.0
         if let last = number.last, let scale = ["K": 1024.0, "M": 1024.0 * 1024, "G": 1024.0 * 1024 * 1024][last.uppercased()] {
@@ -67,9 +60,7 @@ public enum ByteCount {
         guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
               let value = Double(number), value.isFinite, value >= 0
         else { return nil }
-        let bytes = (value * multiplier).rounded()
-        guard bytes < 1e15 else { return nil }
-        return Int64(bytes)
+        return (value, (value * multiplier).rounded())
     }
 
     public static func describe(_ bytes: Int64) -> String {

@@ -106,6 +106,16 @@ class IntegrationTestCase: XCTestCase {
         }
     }
 
+    /// Waits until the job has moved `minBytes`, pauses it and waits until it is paused.
+    @discardableResult
+    func pauseAfterProgress(_ id: Int, atLeast minBytes: Int, total: Int,
+                            file: StaticString = #filePath, line: UInt = #line) throws -> JobJSON {
+        try awaitProgress(id, atLeast: minBytes, total: total)
+        let pause = cli.run(["pause", String(id)])
+        XCTAssertEqual(pause.exitCode, 0, pause.summary, file: file, line: line)
+        return try cli.awaitState(id, "paused", timeout: 5)
+    }
+
     /// Errors must be one line a user can act on.
     func assertOneLineMessage(_ text: String, _ context: String,
                               file: StaticString = #filePath, line: UInt = #line) {
