@@ -1,8 +1,14 @@
 import CTransferSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Owns a libuv loop. Thread: the loop thread only (after `init`).
+/// Owns a libuv loop. Thread: the loop thread only (the thread that creates it).
 public final class UVLoop {
     let raw: UnsafeMutablePointer<uv_loop_t>
+    /// The loop thread, against which debug builds check every entry point that says "Thread:
+    /// the loop thread" (`assertOnLoopThread`).
+    private let owner = pthread_self()
 
     public init() throws(UVError) {
         raw = .allocate(capacity: 1)
@@ -17,6 +23,12 @@ public final class UVLoop {
     public func run() { uv_run(raw, UV_RUN_DEFAULT) }
 
     public func stop() { uv_stop(raw) }
+
+    /// Debug builds: stops at once when called from any thread but the loop's (a data race on
+    /// the scheduler's state would otherwise go unnoticed until it corrupts it).
+    public func assertOnLoopThread(_ file: StaticString = #fileID, _ line: UInt = #line) {
+        assert(pthread_equal(owner, pthread_self()) != 0, "not on the loop thread", file: file, line: line)
+    }
 
     /// The loop's clock in milliseconds, as it was when this turn of the loop began: the clock
     /// its timers run on.

@@ -1,6 +1,7 @@
 /// Control requests: each becomes reads from the store or state changes, answered once recorded.
 extension Scheduler {
     func handle(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+        loop.assertOnLoopThread()
         guard request.version == ControlRequest.protocolVersion else {
             return reply(.failure(ControlError(.unsupportedVersion,
                 "protocol version \(request.version) is not supported; this daemon speaks \(ControlRequest.protocolVersion)")))
@@ -93,6 +94,11 @@ extension Scheduler {
         stored({ store in
             try store.job(id).map { ($0, try store.attempts(id), try store.response(id), try store.hookRuns(job: id)) }
         }) { scheduler, result in
+            if scheduler.ending[id] != nil, let reply = scheduler.pendingReplies.removeValue(forKey: token) {
+                // It ended in memory after (or before) this read: answer from the record of its end.
+                scheduler.whenEndRecorded[id, default: []].append { [unowned scheduler] in scheduler.show(request, reply: reply) }
+                return
+            }
             switch result {
             case .success(.some(let (job, attempts, response, hookRuns))):
                 scheduler.respond(token, ControlResponse(job: scheduler.current(job), attempts: attempts,
@@ -318,6 +324,8 @@ extension Scheduler {
             change(scheduled, StateChange(.queued, reason: "retry by user"), then: { result in
                 done(Self.unrecorded(.retry, id, result))
             })
+            // The claim came back after the command's own startNext: start it now.
+            startNext()
         }
         guard scheduled.job.kind == .download, let path = scheduled.job.path else { return requeue() }
         let token = nextToken()

@@ -63,6 +63,9 @@ public final class Scheduler {
     /// Jobs that have ended in memory but whose end the store has not recorded yet: a read
     /// queued before that write still finds them unfinished (see `current`).
     var ending: [JobID: (token: Int, job: Job)] = [:]
+    /// Work waiting for a job's end to be recorded (`show` of a job that just ended: its attempts
+    /// and its state must come from the same record).
+    var whenEndRecorded: [JobID: [() -> Void]] = [:]
     /// The running ones among them, and how many run per host (kept by `track`).
     var running: [JobID: ScheduledJob] = [:]
     var runningByHost: [String: Int] = [:]
@@ -149,6 +152,7 @@ public final class Scheduler {
     // MARK: Starting work
 
     func begin(_ scheduled: ScheduledJob) {
+        loop.assertOnLoopThread()
         precondition(scheduled.job.state.canTransition(to: .running))
         var event = TransferEvent(.state, job: scheduled.id)
         event.state = .running
@@ -246,6 +250,7 @@ public final class Scheduler {
     }
 
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
+        loop.assertOnLoopThread()
         if probeEnded(easy, code) || collectionMaker.ended(easy, code) { return }
         guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
               let scheduled = jobs[id], let transfer = scheduled.transfer, transfer.easy === easy
@@ -267,6 +272,7 @@ public final class Scheduler {
     }
 
     private func tick() {
+        loop.assertOnLoopThread()
         abortStalledTransfers()
         var received: Int64 = 0
         var sent: Int64 = 0
@@ -343,6 +349,7 @@ public final class Scheduler {
                 removing partialPath: String? = nil,
                 alsoRecord extra: (@Sendable (JobStore) throws -> Void)? = nil,
                 then: ((Result<Void, any Error>) -> Void)? = nil) {
+        loop.assertOnLoopThread()
         precondition(scheduled.job.state.canTransition(to: change.state),
                      "illegal transition \(scheduled.job.state) -> \(change.state)")
         var event = TransferEvent(.state, job: scheduled.id)
@@ -378,7 +385,10 @@ public final class Scheduler {
             }
             scheduler.events.publish(published)
             if job.state.hasEnded {
-                if scheduler.ending[id]?.token == token { scheduler.ending[id] = nil }
+                if scheduler.ending[id]?.token == token {
+                    scheduler.ending[id] = nil
+                    for work in scheduler.whenEndRecorded.removeValue(forKey: id) ?? [] { work() }
+                }
                 scheduler.jobEnded(job)
             }
             if let hook, case .success = result { scheduler.enqueue(hook) }
@@ -424,6 +434,7 @@ public final class Scheduler {
     /// Runs `work` on the store's queue, then `then` on the loop thread.
     func stored<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T,
                              then: @escaping @Sendable (Scheduler, Result<T, any Error>) -> Void) {
+        loop.assertOnLoopThread()
         let inbox = inbox!
         store.async(work) { result in inbox.post { then($0, result) } }
     }

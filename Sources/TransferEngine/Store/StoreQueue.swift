@@ -8,6 +8,9 @@ import Synchronization
 /// Thread: any; work runs on the queue, completions where the caller says.
 public final class StoreQueue: Sendable {
     private let queue = DispatchQueue(label: "transferd.store")
+    /// Set on `queue` only: what tells, in debug builds, that `sync` was called from the queue
+    /// it would wait for (a deadlock that would otherwise hang silently).
+    private static let onStoreQueue = DispatchSpecificKey<Bool>()
     /// Work waiting for the next group; a drain is scheduled when the first piece arrives.
     private let pending = Mutex<[Work]>([])
     // @unchecked: the store is only ever touched on `queue`.
@@ -22,7 +25,10 @@ public final class StoreQueue: Sendable {
     /// committed.
     private typealias Work = @Sendable (JobStore) -> @Sendable () -> Void
 
-    public init(_ store: JobStore) { box = Box(store) }
+    public init(_ store: JobStore) {
+        box = Box(store)
+        queue.setSpecific(key: Self.onStoreQueue, value: true)
+    }
 
     /// Runs `work` on the store's queue as one atomic unit, then hands its result to `completion`
     /// (on that queue) once it is durable.
@@ -41,6 +47,7 @@ public final class StoreQueue: Sendable {
 
     /// Runs `work` and waits until it is durable. Never from the loop thread or the store's queue.
     public func sync<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T) throws -> T {
+        assert(DispatchQueue.getSpecific(key: Self.onStoreQueue) != true, "StoreQueue.sync on the store's queue waits for itself")
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<T, any Error>?>(nil)
         async(work) { result in
