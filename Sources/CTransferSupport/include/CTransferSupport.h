@@ -7,6 +7,7 @@
 #include <uv.h>
 #include <sqlite3.h>
 #include <sys/types.h>
+#include <malloc.h>
 
 // libcurl's setopt/getinfo are variadic; Swift cannot call them. These are typed, non-variadic.
 CURLcode tds_easy_setopt_long(CURL *easy, CURLoption option, long value);
