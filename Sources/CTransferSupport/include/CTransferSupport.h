@@ -30,6 +30,10 @@ CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value
 CURLMcode tds_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback);
 CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback);
 
+/// Opens the transfer's sockets itself; the errno of a socket(2) that failed is stored at
+/// `socket_errno`, which must outlive the handle.
+CURLcode tds_easy_record_socket_errors(CURL *easy, int *socket_errno);
+
 /// Macro constants that do not import into Swift as usable values.
 size_t tds_writefunc_pause(void);
 size_t tds_readfunc_pause(void);

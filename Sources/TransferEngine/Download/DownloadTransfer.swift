@@ -142,8 +142,8 @@ final class DownloadTransfer: Transfer {
             }
             return .completed
         case .network, .unreachable, .tls, .aborted, .request:
-            return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
-                                         stallSeconds: stallSeconds))
+            return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError,
+                                         moving: phase == .receiving, stallSeconds: stallSeconds))
         }
     }
 

@@ -95,8 +95,11 @@ extension Scheduler {
                 }
             }
         case .failed(let error):
-            if case .unreachable = error {
-                scheduled.attemptLimit += 1  // waiting for the host does not use up retries
+            switch error {
+            case .unreachable, .fdShortage:
+                scheduled.attemptLimit += 1  // waiting for the host, or for a descriptor, uses up no retry
+            default:
+                break
             }
             // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
             if download != nil, received > 0 {
@@ -155,7 +158,10 @@ extension Scheduler {
             return StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
                                httpStatus: status, bytesDone: bytesDone)
         }
-        let stuck = Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds
+        // A shortage of descriptors is the daemon's, not the job's: it never ends a job.
+        let shortage = if case .fdShortage = error { true } else { false }
+        let stuck = !shortage
+            && Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds
         guard retryPolicy.isRetryable(error), scheduled.job.attempts < scheduled.attemptLimit, !stuck, !stopping else {
             let reason = stuck ? "no progress for \(configuration.noProgressMilliseconds / 1000) s: \(error.message)" : error.message
             return StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone)
@@ -167,8 +173,11 @@ extension Scheduler {
             return StateChange(.waiting, reason: "offline: \(host) does not answer; retrying when it does (\(error.message))",
                                error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone)
         }
-        // The server's Retry-After (capped) is a floor under the backoff.
-        let backoff = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }
+        // The server's Retry-After (capped) is a floor under the backoff; descriptors are
+        // asked for again within seconds (the backoff of a 4th attempt at most).
+        let backoff = retryPolicy.delay(afterAttempt: shortage ? min(scheduled.job.attempts, 4) : scheduled.job.attempts) {
+            Double.random(in: $0)
+        }
         let delay = max(backoff, min(retryAfter ?? 0, retryPolicy.maxDelayMilliseconds))
         let due = Timestamp.now.adding(milliseconds: delay)
         let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"

@@ -25,9 +25,14 @@ protocol Transfer: AnyObject {
 
 extension TransferError {
     /// The error for a transfer that libcurl ended with `code`; `moving` when bytes were flowing
-    /// (a timeout then means a stall, not a failed connect).
-    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int) {
+    /// (a timeout then means a stall, not a failed connect); `socketError` when a socket could
+    /// not be opened (no descriptor to spare: not the host's fault).
+    init(_ code: CurlCode, detail: String?, socketError: Int32?, moving: Bool, stallSeconds: Int) {
         let reason = detail ?? code.description
+        if let socketError, Self.isDescriptorShortage(socketError) {
+            self = .fdShortage("cannot open a socket: \(SystemError.describe(socketError))")
+            return
+        }
         switch code.category {
         case .tls: self = .tls(reason)
         case .unreachable: self = .unreachable(reason)

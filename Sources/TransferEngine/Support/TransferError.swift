@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The one domain error of transferd. Each case carries what a user needs to act on it;
 /// `code` is the stable word stored with a job and printed in JSON (never renamed).
 public enum TransferError: Error, Equatable, Sendable {
@@ -27,6 +31,10 @@ public enum TransferError: Error, Equatable, Sendable {
     case busy(path: String)
     /// MKCOL of a WebDAV collection the upload needs was answered with this status.
     case collection(url: String, status: Int)
+    /// The daemon (or the system) had no file descriptor to spare for what an attempt opens:
+    /// the partial file, a source file, a socket. The job waits and tries again, using up no
+    /// retry: a shortage never fails a job.
+    case fdShortage(String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -42,6 +50,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
         case .collection: "collection"
+        case .fdShortage: "fd_shortage"
         }
     }
 
@@ -66,6 +75,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .busy(let path): "\(path) is being written by another process (another transferd?)"
         case .collection(let url, let status):
             "cannot create the collection \(HeaderRedaction.url(url)): MKCOL was answered HTTP \(status)"
+        case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         }
     }
 
@@ -74,12 +84,26 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy: nil
+             .stalled, .insecureRedirect, .busy, .fdShortage: nil
         }
     }
 
     /// A value stored with the job.
     public var record: JobError { JobError(code: code, message: message) }
+
+    /// A file operation that failed with `errno` as the error the engine decides on: a full
+    /// disk (or a file-size limit) pauses the job, a shortage of descriptors makes it wait,
+    /// anything else is `io`.
+    static func file(path: String, operation: String, errno code: Int32) -> TransferError {
+        switch code {
+        case ENOSPC, EFBIG, EDQUOT: .diskFull(path: path)
+        case _ where isDescriptorShortage(code): .fdShortage("cannot \(operation) \(path): \(SystemError.describe(code))")
+        default: .io(path: path, operation: operation, errno: code)
+        }
+    }
+
+    /// EMFILE (this process) or ENFILE (the system) is out of file descriptors.
+    static func isDescriptorShortage(_ code: Int32) -> Bool { code == EMFILE || code == ENFILE }
 }
 
 /// The `error` object of a job: a stable code and a human message.

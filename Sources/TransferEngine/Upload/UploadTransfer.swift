@@ -70,7 +70,8 @@ final class UploadTransfer: Transfer {
             guard let status = response?.status else { return .failed(.network("no response")) }
             return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))
         case .network, .unreachable, .tls, .aborted, .request:
-            return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0, stallSeconds: stallSeconds))
+            return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: sent > 0,
+                                         stallSeconds: stallSeconds))
         }
     }
 
