@@ -73,6 +73,22 @@ size_t tds_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 int tds_pause_all(void) { return CURLPAUSE_ALL; }
 int tds_pause_cont(void) { return CURLPAUSE_CONT; }
 
+// Opens a transfer's socket as libcurl would (and close-on-exec); when socket(2) fails, its
+// errno goes to the int at `clientp`, so that a shortage of descriptors is told apart from a
+// host that refuses connections (libcurl reports both as CURLE_COULDNT_CONNECT).
+static curl_socket_t tds_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)purpose;
+    curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (fd == CURL_SOCKET_BAD && clientp != NULL) *(int *)clientp = errno;
+    return fd;
+}
+
+CURLcode tds_easy_record_socket_errors(CURL *easy, int *socket_errno) {
+    CURLcode code = curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, tds_open_socket);
+    if (code == CURLE_OK) code = curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, (void *)socket_errno);
+    return code;
+}
+
 int tds_peer_uid(int fd, uid_t *uid) {
     struct ucred cred;
     socklen_t len = sizeof(cred);

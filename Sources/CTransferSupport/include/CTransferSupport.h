@@ -7,6 +7,7 @@
 #include <uv.h>
 #include <sqlite3.h>
 #include <sys/types.h>
+#include <malloc.h>
 
 // libcurl's setopt/getinfo are variadic; Swift cannot call them. These are typed, non-variadic.
 CURLcode tds_easy_setopt_long(CURL *easy, CURLoption option, long value);
@@ -28,6 +29,10 @@ CURLMcode tds_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
 CURLMcode tds_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback);
 CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback);
+
+/// Opens the transfer's sockets itself; the errno of a socket(2) that failed is stored at
+/// `socket_errno`, which must outlive the handle.
+CURLcode tds_easy_record_socket_errors(CURL *easy, int *socket_errno);
 
 /// Macro constants that do not import into Swift as usable values.
 size_t tds_writefunc_pause(void);

@@ -63,6 +63,8 @@ public final class CurlEasy {
     let handle: OpaquePointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// Where the socket callback leaves the errno of a socket(2) that failed (0: none did).
+    private let socketErrno = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     /// Receives body bytes. Must not be replaced while the handle is in a multi.
     public var onWrite: (UnsafeRawBufferPointer) -> WriteAction = { _ in .consumed }
@@ -97,6 +99,8 @@ public final class CurlEasy {
         }
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+        socketErrno.initialize(to: 0)
+        try check(tds_easy_record_socket_errors(handle, socketErrno))
         if request.rangeStart > 0 {
             try check(tds_easy_setopt_string(handle, CURLOPT_RANGE, "\(request.rangeStart)-"))
         }
@@ -135,6 +139,7 @@ public final class CurlEasy {
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        socketErrno.deallocate()
     }
 
     /// The status code of the last response (0 before one arrived).
@@ -188,6 +193,12 @@ public final class CurlEasy {
     public var errorDetail: String? {
         let text = String(cString: errorBuffer)
         return text.isEmpty ? nil : text
+    }
+
+    /// The errno of the last socket(2) libcurl asked for and did not get (EMFILE: the process is
+    /// out of descriptors), if one failed.
+    public var socketError: Int32? {
+        socketErrno.pointee == 0 ? nil : socketErrno.pointee
     }
 
     /// Continues a transfer paused by `WriteAction.pause`. May call the write callback at once.

@@ -7,6 +7,7 @@ import CTransferSupport
 final class UVPipeListener {
     private let handle: UnsafeMutablePointer<uv_pipe_t>
     private let loop: UVLoop
+    private let readBuffer = UVReadBuffer()
     private let onConnection: (UVPipeConnection) -> Void
 
     init(loop: UVLoop, path: String, onConnection: @escaping (UVPipeConnection) -> Void) throws(UVError) {
@@ -38,26 +39,39 @@ final class UVPipeListener {
     deinit { UVHandleMemory.close(handle) }
 
     private func accept() {
-        let connection = UVPipeConnection(loop: loop)
+        let connection = UVPipeConnection(loop: loop, readBuffer: readBuffer)
         let server = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self)
         guard uv_accept(server, connection.stream) == 0 else { return connection.close() }
         onConnection(connection)
     }
 }
 
-/// One accepted connection: reads chunks, writes buffers, closes once. Thread: the loop thread.
-final class UVPipeConnection {
-    private static let readBufferSize = 64 * 1024
+/// The buffer every connection of a listener reads into: libuv asks for it right before a read
+/// and the read callback consumes it at once, so one buffer serves them all (a connection held
+/// open costs no 64 KiB of its own). Thread: the loop thread.
+final class UVReadBuffer {
+    static let size = 64 * 1024
+    let bytes = UnsafeMutableRawPointer.allocate(byteCount: UVReadBuffer.size, alignment: 16)
 
+    deinit { bytes.deallocate() }
+}
+
+/// One accepted connection: reads chunks (until told to stop), writes buffers, closes once.
+/// Thread: the loop thread.
+final class UVPipeConnection {
     private let handle: UnsafeMutablePointer<uv_pipe_t>
-    private let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: UVPipeConnection.readBufferSize, alignment: 16)
+    private let readBuffer: UVReadBuffer
     private(set) var isClosed = false
+    private(set) var isReading = false
     /// Bytes as they arrive.
     var onRead: (UnsafeRawBufferPointer) -> Void = { _ in }
     /// The peer closed, or reading failed; called once, before `close()` returns control.
     var onEnd: () -> Void = {}
+    /// A write finished: `queuedBytes` went down.
+    var onWritten: () -> Void = {}
 
-    fileprivate init(loop: UVLoop) {
+    fileprivate init(loop: UVLoop, readBuffer: UVReadBuffer) {
+        self.readBuffer = readBuffer
         handle = UVHandleMemory.allocate(uv_pipe_t.self)
         uv_pipe_init(loop.raw, handle, 0)
         UVHandleMemory.setData(handle, Unmanaged.passUnretained(self).toOpaque())
@@ -65,7 +79,6 @@ final class UVPipeConnection {
 
     deinit {
         if !isClosed { UVHandleMemory.close(handle) }
-        readBuffer.deallocate()
     }
 
     fileprivate var stream: UnsafeMutablePointer<uv_stream_t> {
@@ -80,27 +93,37 @@ final class UVPipeConnection {
         return FileSystem.peerUID(fd)
     }
 
+    /// Reads until `stopReading()`; does nothing while already reading.
     func startReading() {
+        guard !isClosed, !isReading else { return }
+        isReading = true
         uv_read_start(stream, { handle, _, buffer in
             guard let data = UVHandleMemory.data(handle), let buffer else { return }
             let connection = Unmanaged<UVPipeConnection>.fromOpaque(data).takeUnretainedValue()
-            buffer.pointee = uv_buf_init(connection.readBuffer.assumingMemoryBound(to: CChar.self),
-                                         UInt32(UVPipeConnection.readBufferSize))
+            buffer.pointee = uv_buf_init(connection.readBuffer.bytes.assumingMemoryBound(to: CChar.self),
+                                         UInt32(UVReadBuffer.size))
         }, { stream, count, _ in
             guard let data = UVHandleMemory.data(stream) else { return }
             let connection = Unmanaged<UVPipeConnection>.fromOpaque(data).takeUnretainedValue()
             if count > 0 {
-                connection.onRead(UnsafeRawBufferPointer(start: connection.readBuffer, count: count))
+                connection.onRead(UnsafeRawBufferPointer(start: connection.readBuffer.bytes, count: count))
             } else if count < 0 {
                 connection.onEnd()
             }
         })
     }
 
-    /// Bytes queued for writing that the peer has not taken yet.
-    var queuedBytes: Int { uv_stream_get_write_queue_size(stream) }
+    /// Leaves further bytes in the socket (the peer's writes block once its buffer is full).
+    func stopReading() {
+        guard !isClosed, isReading else { return }
+        isReading = false
+        uv_read_stop(stream)
+    }
 
-    /// Queues `bytes` for writing; they are copied and freed once written.
+    /// Bytes queued for writing that the peer has not taken yet.
+    var queuedBytes: Int { isClosed ? 0 : uv_stream_get_write_queue_size(stream) }
+
+    /// Queues `bytes` for writing; they are copied and freed once written (or the connection closed).
     func write(_ bytes: [UInt8]) {
         guard !isClosed, !bytes.isEmpty else { return }
         let request = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
@@ -109,8 +132,12 @@ final class UVPipeConnection {
         request.pointee.data = copy
         var buffer = uv_buf_init(copy.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
         let status = uv_write(request, stream, &buffer, 1) { request, _ in
-            request?.pointee.data.deallocate()
-            request?.deallocate()
+            guard let request else { return }
+            let stream = request.pointee.handle
+            request.pointee.data.deallocate()
+            request.deallocate()
+            guard let data = UVHandleMemory.data(stream) else { return }  // closed meanwhile
+            Unmanaged<UVPipeConnection>.fromOpaque(data).takeUnretainedValue().onWritten()
         }
         if status != 0 {
             copy.deallocate()
@@ -118,22 +145,12 @@ final class UVPipeConnection {
         }
     }
 
-    /// Closes after pending writes are flushed (libuv closes streams in order).
+    /// Closes now. Bytes already written reach the peer; bytes still queued (a peer that does
+    /// not read) are dropped with their buffers, so a connection never outlives its close.
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        uv_read_stop(stream)
-        UVHandleMemory.setData(handle, nil)
-        let shutdown = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
-        let handle = handle
-        if uv_shutdown(shutdown, stream, { request, _ in
-            if let request, let stream = request.pointee.handle {
-                UVHandleMemory.close(stream)
-            }
-            request?.deallocate()
-        }) != 0 {
-            shutdown.deallocate()
-            UVHandleMemory.close(handle)
-        }
+        isReading = false
+        UVHandleMemory.close(handle)
     }
 }

@@ -4,6 +4,8 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public static let protocolVersion = 1
     /// Larger request lines are refused and the connection is closed.
     public static let maxLineBytes = 1 << 20
+    /// More job ids in one request are refused (`too_large`).
+    public static let maxIDs = 100_000
 
     public var version: Int
     /// Any number the client chooses; the response carries it back (answers to a connection's
@@ -34,6 +36,17 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var schedule: String?
     /// `events`: keep the connection open and send each new event as a line.
     public var follow: Bool?
+
+    /// Refuses more than `maxIDs` ids and keeps the first of each repeated id, in order: the
+    /// size of the work a request asks for is the number of distinct jobs it names.
+    public mutating func normalizeIDs() throws(ControlError) {
+        guard let ids else { return }
+        guard ids.count <= Self.maxIDs else {
+            throw ControlError(.tooLarge, "a request may name at most \(Self.maxIDs) job ids, got \(ids.count)")
+        }
+        var seen = Set<JobID>(minimumCapacity: ids.count)
+        self.ids = ids.filter { seen.insert($0).inserted }
+    }
 
     public init(_ command: ControlCommand, ids: [JobID]? = nil, all: Bool? = nil, job: NewJob? = nil,
                 state: JobState? = nil, batch: Int64? = nil, limit: Int? = nil, rate: Int64? = nil,

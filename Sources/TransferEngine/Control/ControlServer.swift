@@ -2,20 +2,36 @@ import FoundationEssentials
 
 /// Serves the control protocol on the Unix socket: one JSON request per line in, one JSON
 /// response per line out. Malformed or oversized input gets an error response; nothing a
-/// client sends can stop the daemon. Thread: the loop thread.
+/// client sends can stop the daemon, and no client can take its memory or descriptors: a
+/// connection is read from only while its `ConnectionFlow` allows, and there are at most
+/// `maxConnections` (the quietest one makes room for a new one). Thread: the loop thread.
 public final class ControlServer {
-    public typealias Handler = (_ request: ControlRequest, _ connection: Int,
+    public typealias Handler = (_ request: ControlRequest, _ origin: Origin,
                                 _ reply: @escaping (ControlResponse) -> Void) -> Void
 
+    /// Where a request came from.
+    public struct Origin: Sendable {
+        public let connection: Int
+        /// The length of the request's line: what keeping the request costs.
+        public let lineBytes: Int
+    }
+
+    public let maxConnections: Int
     private var listener: UVPipeListener?
     private var connections: [Int: Connection] = [:]
     private var nextID = 0
+    /// Counts reads and finished writes: a connection's last one tells how long it has been idle.
+    private var activityClock = 0
+    /// The cap was reached and logged (again once the connections fell to half of it).
+    private var warnedFull = false
     private let logger: Logger
     private let onRequest: Handler
     private let onClose: (Int) -> Void
 
-    public init(loop: UVLoop, path: String, logger: Logger, onRequest: @escaping Handler,
+    public init(loop: UVLoop, path: String, maxConnections: Int, logger: Logger, onRequest: @escaping Handler,
                 onClose: @escaping (Int) -> Void) throws(UVError) {
+        precondition(maxConnections > 0)
+        self.maxConnections = maxConnections
         self.logger = logger
         self.onRequest = onRequest
         self.onClose = onClose
@@ -32,6 +48,7 @@ public final class ControlServer {
 
     public func stream(for id: Int) -> Stream? {
         guard let connection = connections[id] else { return nil }
+        connection.streaming = true
         return Stream(queued: { [weak connection] in connection?.pipe.queuedBytes ?? 0 },
                       write: { [weak connection] line in connection?.pipe.write(line) },
                       close: { [weak self, weak connection] in
@@ -50,10 +67,37 @@ public final class ControlServer {
         let id: Int
         let pipe: UVPipeConnection
         var framer = LineFramer(limit: ControlRequest.maxLineBytes)
+        var flow = ConnectionFlow()
+        /// Complete lines not handled yet: what one read brought beyond what the flow allowed.
+        private var backlog: [[UInt8]] = []
+        private var backlogStart = 0
+        /// `events --follow`: never idle.
+        var streaming = false
+        var lastActivity = 0
+        /// Inside `pump` (a reply may come while a request is handled).
+        var pumping = false
 
         init(id: Int, pipe: UVPipeConnection) {
             self.id = id
             self.pipe = pipe
+        }
+
+        var hasBacklog: Bool { backlogStart < backlog.count }
+
+        /// Nothing in progress, nothing to handle, no stream: closing it loses nothing.
+        var isIdle: Bool { flow.inProgress == 0 && !hasBacklog && !streaming }
+
+        func hold(_ line: [UInt8]) { backlog.append(line) }
+
+        func nextLine() -> [UInt8]? {
+            guard hasBacklog else { return nil }
+            let line = backlog[backlogStart]
+            backlogStart += 1
+            if backlogStart == backlog.count {
+                backlog.removeAll()
+                backlogStart = 0
+            }
+            return line
         }
     }
 
@@ -66,21 +110,73 @@ public final class ControlServer {
             send(.failure(ControlError(.forbidden, "this transferd belongs to uid \(ProcessIdentity.uid); uid \(uid.map(String.init) ?? "unknown") may not control it")), on: connection)
             return pipe.close()
         }
+        makeRoom()
         connections[connection.id] = connection
+        touch(connection)
         pipe.onRead = { [unowned self, unowned connection] bytes in received(bytes, on: connection) }
         pipe.onEnd = { [unowned self, unowned connection] in drop(connection) }
+        pipe.onWritten = { [unowned self, unowned connection] in
+            touch(connection)
+            pump(connection)
+        }
         pipe.startReading()
     }
 
+    /// At the cap, closes the connection idle the longest or, when none is idle (each has a
+    /// request in progress, or follows events), the one quiet the longest: a new client, the
+    /// owner's CLI among them, is always served.
+    private func makeRoom() {
+        if connections.count < maxConnections / 2 { warnedFull = false }
+        guard connections.count >= maxConnections else { return }
+        if !warnedFull {
+            warnedFull = true
+            logger.warn("\(connections.count) control connections, the most this daemon serves: "
+                + "closing the quietest to make room")
+        }
+        let quietest = { (candidates: [Connection]) in candidates.min { $0.lastActivity < $1.lastActivity } }
+        if let idle = quietest(connections.values.filter(\.isIdle)) {
+            logger.debug("closed control connection \(idle.id), idle the longest, to make room")
+            drop(idle)
+        } else if let busy = quietest(Array(connections.values)) {
+            logger.debug("closed control connection \(busy.id), quiet the longest, to make room: all were busy")
+            drop(busy)
+        }
+    }
+
+    private func touch(_ connection: Connection) {
+        activityClock += 1
+        connection.lastActivity = activityClock
+    }
+
     private func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+        touch(connection)
         for output in connection.framer.feed(bytes) {
             switch output {
             case .line(let line):
-                handle(line, on: connection)
+                connection.hold(line)
             case .tooLong:
                 send(.failure(ControlError(.tooLarge, "request line longer than \(ControlRequest.maxLineBytes) bytes")), on: connection)
                 return drop(connection)
             }
+        }
+        pump(connection)
+    }
+
+    /// Handles held lines while the flow allows; reads more only when none are left and it still does.
+    private func pump(_ connection: Connection) {
+        guard !connection.pumping else { return }
+        connection.pumping = true
+        defer { connection.pumping = false }
+        while connections[connection.id] === connection {
+            connection.flow.queued(connection.pipe.queuedBytes)
+            guard connection.flow.mayTakeRequest, let line = connection.nextLine() else { break }
+            handle(line, on: connection)
+        }
+        guard connections[connection.id] === connection else { return }
+        if connection.hasBacklog || !connection.flow.mayTakeRequest {
+            connection.pipe.stopReading()
+        } else {
+            connection.pipe.startReading()
         }
     }
 
@@ -101,20 +197,28 @@ public final class ControlServer {
             response.id = probe.id
             return send(response, on: connection)
         }
-        let request: ControlRequest
+        var request: ControlRequest
         do {
             request = try JSONDecoder().decode(ControlRequest.self, from: data)
+            try request.normalizeIDs()
         } catch {
-            var response = ControlResponse.failure(ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))"))
+            let refusal = error as? ControlError
+                ?? ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))")
+            var response = ControlResponse.failure(refusal)
             response.id = probe.id
             return send(response, on: connection)
         }
         let connectionID = connection.id
-        onRequest(request, connectionID) { [weak self] response in
-            guard let self, let connection = connections[connectionID] else { return }
+        connection.flow.requestStarted()
+        var answered = false  // exactly one answer per request, whatever the handler does
+        onRequest(request, Origin(connection: connectionID, lineBytes: line.count)) { [weak self] response in
+            guard !answered, let self, let connection = connections[connectionID] else { return }
+            answered = true
             var response = response
             response.id = request.id
+            connection.flow.requestAnswered()
             send(response, on: connection)
+            pump(connection)
         }
     }
 
@@ -125,7 +229,8 @@ public final class ControlServer {
     }
 
     private func drop(_ connection: Connection) {
-        guard connections.removeValue(forKey: connection.id) != nil else { return connection.pipe.close() }
+        guard connections[connection.id] === connection else { return connection.pipe.close() }
+        connections[connection.id] = nil
         connection.pipe.close()
         onClose(connection.id)
     }

@@ -8,6 +8,7 @@ public struct LineFramer: Sendable {
     }
 
     public let limit: Int
+    private static let keptCapacity = 64 * 1024
     private var pending: [UInt8] = []
 
     public init(limit: Int) { self.limit = limit }
@@ -24,7 +25,8 @@ public struct LineFramer: Sendable {
                 return outputs
             }
             outputs.append(.line(pending))
-            pending.removeAll(keepingCapacity: true)
+            // A connection that sent one long line does not keep its buffer.
+            pending.removeAll(keepingCapacity: pending.capacity <= Self.keptCapacity)
         }
         pending.append(contentsOf: bytes[start...])
         if pending.count > limit {

@@ -70,6 +70,7 @@ public final class Daemon {
             throw Failure.untrusted(problem)
         }
         try lock(paths.lock, directory: paths.directory)
+        let descriptors = DescriptorBudget(limit: Self.raiseDescriptorLimit(), maxActive: options.maxActive)
         signal(SIGPIPE, SIG_IGN)
         // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.
         signal(SIGXFSZ, SIG_IGN)
@@ -121,9 +122,10 @@ public final class Daemon {
         unlink(paths.socket)  // we hold the lock: any socket file left there is stale
         let server: ControlServer
         do {
-            server = try ControlServer(loop: loop, path: paths.socket, logger: logger,
-                                       onRequest: { [unowned scheduler] request, connection, reply in
-                                           scheduler.handle(request, connection: connection, reply: reply)
+            server = try ControlServer(loop: loop, path: paths.socket, maxConnections: descriptors.connections,
+                                       logger: logger,
+                                       onRequest: { [unowned scheduler] request, origin, reply in
+                                           scheduler.handle(request, from: origin, reply: reply)
                                        },
                                        onClose: { [unowned scheduler] in scheduler.connectionClosed($0) })
         } catch {
@@ -152,9 +154,25 @@ public final class Daemon {
 
         scheduler.start(with: unfinished)
         logger.info("transferd \(TransferdVersion.current) ready: \(unfinished.count) unfinished jobs, listening on \(paths.socket)")
+        logger.info("file descriptors: \(descriptors.limit); up to \(descriptors.connections) control connections, "
+            + "\(descriptors.reserve) kept for the store and transfers")
         loop.run()
         withExtendedLifetime((signals, server, deadline, scheduler)) {}
         logger.info("stopped")
+    }
+
+    /// Raises the soft limit on open files to the hard one: a descriptor refused for want of a
+    /// higher soft limit is one a transfer waits for. Returns the limit in force.
+    private static func raiseDescriptorLimit() -> Int {
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return Int(sysconf(Int32(_SC_OPEN_MAX))) }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
     }
 
     private func lock(_ path: String, directory: String) throws(Failure) {

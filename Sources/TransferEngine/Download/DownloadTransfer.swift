@@ -140,7 +140,7 @@ final class DownloadTransfer: Transfer {
     func outcome(_ code: CurlCode) -> AttemptOutcome {
         if let verdict { return verdict }
         guard code.category == .ok else {
-            return .failed(TransferError(code, detail: easy.errorDetail, moving: phase == .receiving,
+            return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: phase == .receiving,
                                          stallSeconds: stallSeconds, redirect: redirect))
         }
         guard phase == .receiving else { return .failed(.network("the response ended before its body")) }

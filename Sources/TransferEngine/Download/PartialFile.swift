@@ -175,6 +175,6 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     static func error(path: String, operation: String, errno code: Int32) -> TransferError {
-        code == ENOSPC || code == EFBIG || code == EDQUOT ? .diskFull(path: path) : .io(path: path, operation: operation, errno: code)
+        .file(path: path, operation: operation, errno: code)
     }
 }

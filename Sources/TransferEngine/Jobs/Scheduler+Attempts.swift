@@ -95,8 +95,11 @@ extension Scheduler {
                 }
             }
         case .failed(let error):
-            if case .unreachable = error {
-                scheduled.extendRetryBudget()  // waiting for the host does not use up retries
+            switch error {
+            case .unreachable, .fdShortage:
+                scheduled.extendRetryBudget()  // waiting for the host, or for a descriptor, uses up no retry
+            default:
+                break
             }
             // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
             if let checkpoint { scheduled.attemptKept(checkpoint.bytesDurable) }
@@ -184,7 +187,9 @@ extension Scheduler {
                                              retryUnsafe: job.retryUnsafe) {
             return refusal
         }
-        if Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds {
+        // A shortage of descriptors is the daemon's, not the job's: it never ends a job.
+        let shortage = if case .fdShortage = error { true } else { false }
+        if !shortage, Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds {
             return .noProgress
         }
         if job.attempts >= scheduled.attemptLimit { return .noRetriesLeft }
@@ -201,8 +206,12 @@ extension Scheduler {
             return StateChange(.waiting, reason: "offline: \(host) does not answer; retrying when it does (\(error.message))",
                                error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone)
         }
-        // The server's Retry-After (capped) is a floor under the backoff.
-        let backoff = retryPolicy.delay(afterAttempt: scheduled.job.attempts) { Double.random(in: $0) }
+        // The server's Retry-After (capped) is a floor under the backoff; descriptors are
+        // asked for again within seconds (the backoff of a 4th attempt at most).
+        let shortage = if case .fdShortage = error { true } else { false }
+        let backoff = retryPolicy.delay(afterAttempt: shortage ? min(scheduled.job.attempts, 4) : scheduled.job.attempts) {
+            Double.random(in: $0)
+        }
         let delay = max(backoff, min(retryAfter ?? 0, retryPolicy.maxDelayMilliseconds))
         let due = Timestamp.now.adding(milliseconds: delay)
         let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"

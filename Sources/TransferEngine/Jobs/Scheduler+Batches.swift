@@ -1,28 +1,21 @@
 /// Batches: manifests queued in one transaction, batch totals, and the end of a batch.
 extension Scheduler {
-    /// More manifest entries than this in one submission are refused.
-    static let maxSubmissionEntries = 250_000
-
     // MARK: submit
 
     /// Keeps a chunk of a manifest; at the final chunk queues all of it (or none) as one batch.
-    func submit(_ submission: BatchSubmission?, connection: Int, reply: @escaping Reply) {
+    func submit(_ submission: BatchSubmission?, from origin: ControlServer.Origin, reply: @escaping Reply) {
         guard var submission else { return reply(.failure(ControlError(.badRequest, "submit needs a 'submission' object"))) }
-        let key = "\(connection) \(submission.token)"
-        var entries = submissions.removeValue(forKey: key) ?? []
-        entries += submission.entries
-        // Bounded across every unfinished submission, so chunks that never end cannot fill memory.
-        let elsewhere = submissions.values.reduce(0) { $0 + $1.count }
-        guard entries.count + elsewhere <= Self.maxSubmissionEntries else {
-            return reply(.failure(ControlError(.tooLarge, entries.count > Self.maxSubmissionEntries
-                ? "a manifest may hold at most \(Self.maxSubmissionEntries) jobs"
-                : "too many manifest entries are waiting for their last chunk; try again later")))
+        let held = staging.bytes
+        do {
+            switch try staging.add(submission.entries, bytes: origin.lineBytes, connection: origin.connection,
+                                   token: submission.token, final: submission.final) {
+            case .staged(let count): return reply(ControlResponse(staged: count))
+            case .complete(let entries): submission.entries = entries
+            }
+        } catch {
+            returnMemory(ifStagingHeld: held)  // the refused manifest's chunks are gone
+            return reply(.failure(error))
         }
-        guard submission.final else {
-            submissions[key] = entries
-            return reply(ControlResponse(staged: entries.count))
-        }
-        submission.entries = entries
         let whole = submission
         let retries = configuration.defaultRetries
         let token = later(reply)
@@ -57,8 +50,15 @@ extension Scheduler {
 
     /// The client went away in the middle of a manifest: forget its chunks.
     func dropSubmissions(of connection: Int) {
-        let prefix = "\(connection) "
-        for key in submissions.keys where key.hasPrefix(prefix) { submissions[key] = nil }
+        let held = staging.bytes
+        staging.drop(connection: connection)
+        returnMemory(ifStagingHeld: held)
+    }
+
+    /// Gives the memory of dropped chunks back to the system when they were big (the C heap
+    /// would keep it for the daemon's next manifest).
+    private func returnMemory(ifStagingHeld held: Int) {
+        if held - staging.bytes >= 1 << 20 { Memory.returnFreed() }
     }
 
     // MARK: batch list, batch show

@@ -1,6 +1,7 @@
 /// Control requests: each becomes reads from the store or state changes, answered once recorded.
 extension Scheduler {
-    func handle(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
+    func handle(_ request: ControlRequest, from origin: ControlServer.Origin, reply: @escaping Reply) {
+        let connection = origin.connection
         loop.assertOnLoopThread()
         guard request.version == ControlRequest.protocolVersion else {
             return reply(.failure(ControlError(.unsupportedVersion,
@@ -15,7 +16,7 @@ extension Scheduler {
         case .wait: wait(request, connection: connection, reply: reply)
         case .stats: stats(reply: reply)
         case .resumeData: resumeData(request, reply: reply)
-        case .submit: submit(request.submission, connection: connection, reply: reply)
+        case .submit: submit(request.submission, from: origin, reply: reply)
         case .batchList: batchList(reply: reply)
         case .batchShow: batchShow(request, reply: reply)
         case .limit: limit(request, reply: reply)

@@ -83,7 +83,7 @@ public final class Scheduler {
     /// judged ended only once the last of them is in the store.
     var unrecordedEnds: [Int64: Int] = [:]
     /// Manifest chunks received so far, by connection and token.
-    var submissions: [String: [ManifestEntry]] = [:]
+    var staging = ManifestStaging()
     /// Completion hooks waiting for one of the `maxHooks` runners.
     var pendingHooks: [PendingHook] = []
     var hooksRunning = 0

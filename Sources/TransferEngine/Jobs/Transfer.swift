@@ -26,10 +26,16 @@ protocol Transfer: AnyObject {
 extension TransferError {
     /// The error for a transfer that libcurl ended with `code` (and no verdict of its own);
     /// `moving` when bytes were flowing (a timeout then means a stall, not a failed connect);
-    /// `redirect` is the last Location the server sent, which is what an unsupported protocol
-    /// refused. Retried exactly when the code's category is (`CurlCode.Category.isRetried`).
-    init(_ code: CurlCode, detail: String?, moving: Bool, stallSeconds: Int, redirect: String? = nil) {
+    /// `socketError` when a socket could not be opened (no descriptor to spare: not the host's
+    /// fault); `redirect` is the last Location the server sent, which is what an unsupported
+    /// protocol refused. Retried exactly when the code's category is (`CurlCode.Category.isRetried`).
+    init(_ code: CurlCode, detail: String?, socketError: Int32? = nil, moving: Bool, stallSeconds: Int,
+         redirect: String? = nil) {
         let reason = detail ?? code.description
+        if let socketError, Self.isDescriptorShortage(socketError) {
+            self = .fdShortage("cannot open a socket: \(SystemError.describe(socketError))")
+            return
+        }
         switch code.category {
         case .tls: self = .tls(reason)
         case .unreachable: self = .unreachable(reason)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The one domain error of transferd. Each case carries what a user needs to act on it;
 /// `code` is the stable word stored with a job and printed in JSON (never renamed).
 public enum TransferError: Error, Equatable, Sendable {
@@ -38,6 +42,10 @@ public enum TransferError: Error, Equatable, Sendable {
     /// A local failure inside libcurl or one of our callbacks (out of memory, a failed write or
     /// read with no more precise reason): never retried (code `io`).
     case local(String)
+    /// The daemon (or the system) had no file descriptor to spare for what an attempt opens:
+    /// the partial file, a source file, a socket. The job waits and tries again, using up no
+    /// retry: a shortage never fails a job.
+    case fdShortage(String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -55,6 +63,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .tooLarge: "too_large"
         case .collection: "collection"
         case .request: "request"
+        case .fdShortage: "fd_shortage"
         }
     }
 
@@ -85,6 +94,7 @@ public enum TransferError: Error, Equatable, Sendable {
             "\(path) is not a regular file (a directory, device, FIFO or symlink); only regular files are replaced"
         case .collection(let url, let status):
             "cannot create the collection \(Redaction.url(url)): MKCOL was answered HTTP \(status)"
+        case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         }
     }
 
@@ -93,7 +103,7 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local: nil
+             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage: nil
         }
     }
 
@@ -111,6 +121,20 @@ public enum TransferError: Error, Equatable, Sendable {
         }
         return "refused a redirect to \(shown): transferd follows redirects to http and https only"
     }
+
+    /// A file operation that failed with `errno` as the error the engine decides on: a full
+    /// disk (or a file-size limit) pauses the job, a shortage of descriptors makes it wait,
+    /// anything else is `io`.
+    static func file(path: String, operation: String, errno code: Int32) -> TransferError {
+        switch code {
+        case ENOSPC, EFBIG, EDQUOT: .diskFull(path: path)
+        case _ where isDescriptorShortage(code): .fdShortage("cannot \(operation) \(path): \(SystemError.describe(code))")
+        default: .io(path: path, operation: operation, errno: code)
+        }
+    }
+
+    /// EMFILE (this process) or ENFILE (the system) is out of file descriptors.
+    static func isDescriptorShortage(_ code: Int32) -> Bool { code == EMFILE || code == ENFILE }
 }
 
 /// The `error` object of a job: a stable code and a human message.

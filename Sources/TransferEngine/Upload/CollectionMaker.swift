@@ -95,7 +95,8 @@ final class CollectionMaker {
                 result = .failure(.collection(url: key.url, status: status))
             }
         } else {
-            let error = TransferError(code, detail: easy.errorDetail, moving: false, stallSeconds: request.stallSeconds)
+            let error = TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: false,
+                                      stallSeconds: request.stallSeconds)
             logger.info("MKCOL \(shown) failed: \(error.message)")
             result = .failure(error)
         }

@@ -48,7 +48,7 @@ public final class SourceReader: @unchecked Sendable {
         let fd = open(source.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw .sourceChanged("\(source.path) was removed after the job was queued") }
-            throw .io(path: source.path, operation: "open", errno: errno)
+            throw .file(path: source.path, operation: "open", errno: errno)
         }
         descriptor = fd
         try verify()

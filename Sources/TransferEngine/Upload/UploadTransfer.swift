@@ -68,7 +68,7 @@ final class UploadTransfer: Transfer {
     func outcome(_ code: CurlCode) -> AttemptOutcome {
         if let verdict { return verdict }
         guard code.category == .ok else {
-            return .failed(TransferError(code, detail: easy.errorDetail, moving: sent > 0, stallSeconds: stallSeconds))
+            return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: sent > 0, stallSeconds: stallSeconds))
         }
         guard let status = response?.status else { return .failed(.network("no response")) }
         return (200..<300).contains(status) ? .completed : .failed(.httpStatus(status))

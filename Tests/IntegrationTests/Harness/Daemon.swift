@@ -16,11 +16,14 @@ final class Daemon {
     let arguments: [String]
     /// Set on top of the test's own environment (e.g. `TZ`).
     let environment: [String: String]
+    /// RLIMIT_NOFILE to start under (`prlimit --nofile=SOFT:HARD`); nil inherits the test's.
+    let fileLimit: (soft: Int, hard: Int)?
     private let cli: CLI
     private(set) var child: ChildProcess?
 
     init(binaries: Binaries, stateDir: URL, logURL: URL, cli: CLI, extraArguments: [String] = [],
-         environment: [String: String] = [:]) {
+         environment: [String: String] = [:], fileLimit: (soft: Int, hard: Int)? = nil) {
+        self.fileLimit = fileLimit
         self.binaries = binaries
         self.stateDir = stateDir
         self.logURL = logURL
@@ -36,7 +39,12 @@ final class Daemon {
     /// Launches the daemon and waits (deadline 15 s) until `transferctl stats` exits 0.
     func start() throws {
         guard !isRunning else { throw HarnessError("daemon already running") }
-        let process = try ChildProcess(executable: binaries.transferd, arguments: arguments,
+        // prlimit sets the limit on itself and execs transferd: the same process.
+        let (executable, launchArguments) = fileLimit.map { limit in
+            (URL(fileURLWithPath: "/usr/bin/prlimit"),
+             ["--nofile=\(limit.soft):\(limit.hard)", "--", binaries.transferd.path] + arguments)
+        } ?? (binaries.transferd, arguments)
+        let process = try ChildProcess(executable: executable, arguments: launchArguments,
                                        stdoutURL: logURL, stderrURL: logURL, append: true, environment: environment)
         child = process
         var lastStats: CommandResult?
@@ -94,6 +102,32 @@ final class Daemon {
     /// Cleanup: SIGTERM with a 5 s grace period, then SIGKILL.
     func stop() {
         child?.stop(grace: 5)
+    }
+
+    /// Resident memory in MiB (VmRSS in /proc/PID/status), nil when not running.
+    var residentMiB: Int? {
+        guard let child, child.isRunning,
+              let status = try? String(contentsOfFile: "/proc/\(child.pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes / 1024
+    }
+
+    /// Descriptors the daemon has open, nil when not running.
+    var openDescriptors: Int? {
+        guard let child, child.isRunning else { return nil }
+        return (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(child.pid)/fd"))?.count
+    }
+
+    /// The `Max open files` line of /proc/PID/limits: (soft, hard).
+    var fileLimits: (soft: Int, hard: Int)? {
+        guard let child, child.isRunning,
+              let limits = try? String(contentsOfFile: "/proc/\(child.pid)/limits", encoding: .utf8),
+              let line = limits.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") })
+        else { return nil }
+        let numbers = line.split(separator: " ").compactMap { Int($0) }
+        return numbers.count >= 2 ? (numbers[0], numbers[1]) : nil
     }
 
     /// For diagnostics: running, or how it ended.

@@ -63,6 +63,15 @@ class IntegrationTestCase: XCTestCase {
 
     // MARK: helpers shared by the tests
 
+    /// Stops the test's daemon and starts it again on the same state directory and log, with
+    /// `arguments` and, when given, under RLIMIT_NOFILE `fileLimit`.
+    func restartDaemon(arguments: [String] = daemonArguments, fileLimit: (soft: Int, hard: Int)? = nil) throws {
+        daemon.stop()
+        daemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
+                        extraArguments: arguments, environment: Self.daemonEnvironment, fileLimit: fileLimit)
+        try daemon.start()
+    }
+
     /// A destination path in the per-test downloads directory.
     func destination(_ name: String) -> URL { downloads.appendingPathComponent(name) }
 

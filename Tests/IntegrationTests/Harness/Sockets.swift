@@ -133,6 +133,16 @@ final class UnixSocketConnection {
         return written
     }
 
+    /// The bytes that arrive next (at most `limit`): empty after a close or the receive timeout.
+    func receive(limit: Int = 64 * 1024) -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: limit)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            return n > 0 ? Array(chunk[0..<n]) : []
+        }
+    }
+
     /// Waits for one complete line, a close, or the receive timeout.
     func readReply(limit: Int = 1 << 20) -> Reply {
         var buffer = [UInt8]()

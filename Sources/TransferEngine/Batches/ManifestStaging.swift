@@ -1,0 +1,68 @@
+/// The chunks of manifests whose final chunk has not come yet, by connection and token. They
+/// are bounded in entries and in request bytes, per connection and all together, so chunks that
+/// never end cannot fill memory; a connection's chunks go when it closes. A value kept by the
+/// scheduler. Pure; unit-tested.
+struct ManifestStaging {
+    /// Entries in one manifest, and in all the manifests waiting for their final chunk.
+    static let maxEntries = 250_000
+    /// Request bytes of the chunks one connection has waiting...
+    static let maxBytesPerConnection = 96 << 20
+    /// ...and all connections together.
+    static let maxBytes = 128 << 20
+
+    private struct Key: Hashable {
+        var connection: Int
+        var token: String
+    }
+
+    private var staged: [Key: (entries: [ManifestEntry], bytes: Int)] = [:]
+    private(set) var entries = 0
+    private(set) var bytes = 0
+
+    /// What a chunk led to.
+    enum Outcome: Equatable {
+        /// Held: this many entries of the manifest so far.
+        case staged(Int)
+        /// The final chunk: the whole manifest, no longer held.
+        case complete([ManifestEntry])
+    }
+
+    /// Adds a chunk that came in `bytes` of request. A chunk past a bound is refused with
+    /// `too_large`, and the manifest's earlier chunks are dropped with it (it cannot be queued
+    /// whole any more).
+    mutating func add(_ chunk: [ManifestEntry], bytes chunkBytes: Int, connection: Int, token: String,
+                      final: Bool) throws(ControlError) -> Outcome {
+        let key = Key(connection: connection, token: token)
+        var manifest = remove(key) ?? (entries: [], bytes: 0)
+        manifest.entries += chunk
+        manifest.bytes += chunkBytes
+        let connectionBytes = staged.reduce(manifest.bytes) { $0 + ($1.key.connection == connection ? $1.value.bytes : 0) }
+        if manifest.entries.count > Self.maxEntries {
+            throw ControlError(.tooLarge, "a manifest may hold at most \(Self.maxEntries) jobs")
+        }
+        if connectionBytes > Self.maxBytesPerConnection {
+            throw ControlError(.tooLarge, "the manifests of one connection may take at most "
+                + "\(Self.maxBytesPerConnection >> 20) MiB of requests until their last chunk; split the manifest")
+        }
+        if manifest.entries.count + entries > Self.maxEntries || manifest.bytes + bytes > Self.maxBytes {
+            throw ControlError(.tooLarge, "too many manifest entries are waiting for their last chunk; try again later")
+        }
+        if final { return .complete(manifest.entries) }
+        staged[key] = manifest
+        entries += manifest.entries.count
+        bytes += manifest.bytes
+        return .staged(manifest.entries.count)
+    }
+
+    /// The client went away in the middle of its manifests: forgets their chunks.
+    mutating func drop(connection: Int) {
+        for key in staged.keys where key.connection == connection { _ = remove(key) }
+    }
+
+    private mutating func remove(_ key: Key) -> (entries: [ManifestEntry], bytes: Int)? {
+        guard let manifest = staged.removeValue(forKey: key) else { return nil }
+        entries -= manifest.entries.count
+        bytes -= manifest.bytes
+        return manifest
+    }
+}

@@ -1,0 +1,26 @@
+/// How the daemon shares its file descriptors: a reserve for the database, the loop, hooks and
+/// every transfer slot, and half of the rest for control connections, so that clients holding
+/// connections open can never leave a transfer or the store without one. Pure; unit-tested.
+public struct DescriptorBudget: Equatable, Sendable {
+    /// The database and its journal, the state lock, the loop's own descriptors, hook pipes and
+    /// finishing downloads.
+    public static let base = 64
+    /// One transfer: its socket (two while connecting to a host with two addresses), the partial
+    /// file and its lock, a source file, its directory while finishing.
+    public static let perTransfer = 8
+    public static let minConnections = 8
+    public static let maxConnections = 256
+
+    /// The soft RLIMIT_NOFILE the daemon runs with.
+    public let limit: Int
+    /// Kept for everything but control connections.
+    public let reserve: Int
+    /// Control connections served at once.
+    public let connections: Int
+
+    public init(limit: Int, maxActive: Int) {
+        self.limit = limit
+        reserve = Self.base + Self.perTransfer * max(maxActive, 1)
+        connections = min(Self.maxConnections, max(Self.minConnections, (limit - reserve) / 2))
+    }
+}
