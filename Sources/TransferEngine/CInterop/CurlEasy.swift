@@ -192,10 +192,12 @@ public final class CurlEasy {
     }
 
     private func configure(_ tls: TLSOptions) throws(CurlCode) {
-        if let cacert = tls.cacert { try check(tds_easy_setopt_string(handle, CURLOPT_CAINFO, cacert)) }
+        // (The files are RawPaths: libcurl gets their bytes.)
+        for (option, path) in [(CURLOPT_CAINFO, tls.cacert), (CURLOPT_SSLCERT, tls.cert), (CURLOPT_SSLKEY, tls.key)] {
+            guard let path else { continue }
+            try check(RawPath.withCString(path) { tds_easy_setopt_string(handle, option, $0) })
+        }
         if let pin = tls.pinnedPublicKey { try check(tds_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, pin)) }
-        if let cert = tls.cert { try check(tds_easy_setopt_string(handle, CURLOPT_SSLCERT, cert)) }
-        if let key = tls.key { try check(tds_easy_setopt_string(handle, CURLOPT_SSLKEY, key)) }
         if tls.insecure {
             try check(tds_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 0))
             try check(tds_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 0))
