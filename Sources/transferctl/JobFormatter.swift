@@ -1,6 +1,7 @@
 import TransferEngine
 
-/// Human output for jobs: a table for `list`, a block for `show`, a line for `wait`.
+/// Human output for jobs: a table for `list`, a block for `show`, a line for `wait`; printed
+/// with `Context.print`, which escapes what the job's text holds (`TerminalText`).
 enum JobFormatter {
     static func progress(_ job: Job) -> String {
         guard let total = job.bytesTotal, total > 0 else { return ByteCount.describe(job.bytesDone) }
@@ -8,8 +9,8 @@ enum JobFormatter {
         return "\(percent)% of \(ByteCount.describe(total))"
     }
 
-    static func table(_ jobs: [Job]) -> String {
-        guard !jobs.isEmpty else { return "no jobs\n" }
+    static func table(_ jobs: [Job]) -> [String] {
+        guard !jobs.isEmpty else { return ["no jobs"] }
         let rows = jobs.map { job in
             [job.id.description, job.state.rawValue, progress(job), job.path ?? job.url]
         }
@@ -17,7 +18,7 @@ enum JobFormatter {
         return TextTable.render(header, rows)
     }
 
-    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> String {
+    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> [String] {
         var lines = ["job \(job.id) (\(job.kind.rawValue))"]
         func field(_ name: String, _ value: String?) {
             guard let value else { return }
@@ -71,10 +72,16 @@ enum JobFormatter {
         if let response {
             lines.append("response: HTTP \(response.status)")
             for header in response.headers { lines.append("  " + header) }
-            let body = String(decoding: response.body, as: UTF8.self)
-            if !body.isEmpty { lines.append(body + (response.truncated ? "\n[... truncated at 64 KiB]" : "")) }
+            // The body line by line (a CRLF ends a line too); bytes that are not UTF-8 show as `\xff`.
+            if !response.body.isEmpty {
+                for line in response.body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                    lines.append(RawPath.string(fromBytes: line.last == UInt8(ascii: "\r") ? line.dropLast() : line))
+                }
+                if response.body.last == UInt8(ascii: "\n") { lines.removeLast() }
+            }
+            if response.truncated { lines.append("[... truncated at 64 KiB]") }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// `dns 0.1 ms, connect 0.3 ms, tls 4.0 ms, first byte 5.2 ms, total 1.20 s, HTTP/1.1 127.0.0.1:8080, 512.0 MiB/s`

@@ -48,10 +48,16 @@ public enum CurlCommand {
         }
     }
 
-    /// Single-quotes a word for a POSIX shell when it needs it.
+    /// Quotes a word for the shell when it needs it: single quotes, or, for a word holding
+    /// controls, bytes that are not UTF-8 or invisible characters, `$'…'` with `TerminalText`'s
+    /// escapes (which that quoting reads back as the same bytes), so that the line printed
+    /// holds no raw control character and still names the same file.
     static func quote(_ word: String) -> String {
         let safe = word.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@,+%".contains($0) }
         if safe, !word.isEmpty { return word }
+        if TerminalText.needsEscaping(word) {
+            return "$'" + TerminalText.escape(word.replacing("\\", with: "\\\\").replacing("'", with: "\\'")) + "'"
+        }
         return "'" + word.replacing("'", with: "'\\''") + "'"
     }
 }

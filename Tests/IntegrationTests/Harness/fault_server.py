@@ -24,7 +24,17 @@ Faults (query parameters). GET requests are counted per name (1-based); a fault 
   short=1           announce the full length, send half of it, close
   change_after=N    requests after the N-th see version 2 (new bytes, new ETag)
   ignore_range=1    always 200 with the whole entity (still claims Accept-Ranges: bytes)
+  ignore_if_range=1 answer a Range with 206 even when If-Range does not match (as moto
+                    does): with change_after, a 206 of version 2 to a client holding version 1
   rate=B            trickle the body at B bytes per second (all requests)
+
+A name may hold any character, percent-encoded in the URL: the ETag carries it as it is
+(`/files/a%1Bb` has the ETag "a<ESC>b-v1").
+
+Uploads (PUT|POST /upload/NAME) take drop, status, retry_after, stall and times as above, and
+  hostile=1         answer 201 with terminal control sequences (ESC, CSI, OSC, BEL, CR,
+                    DEL, C1, a bidi override, a byte that is not UTF-8) in the body and in
+                    the ETag and X-Note headers: HOSTILE_BODY, HOSTILE_ETAG, HOSTILE_NOTE
 """
 
 import argparse
@@ -38,6 +48,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 DEFAULT_SIZE = 2 * 1024 * 1024
+HOSTILE_BODY = (b'{"id": "\x1b[31mred\x1b[0m"}\r\n\x1b]0;pwned\x07\x1b[2J\rover\x7f\n'
+                b'\xc2\x9b2J \xe2\x80\xaeevil \xff\n')
+HOSTILE_ETAG = '"\x1b[5mblink\x07"'
+HOSTILE_NOTE = "\x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\ \x9b"
 LAST_MODIFIED = {1: "Mon, 01 Jan 2024 00:00:00 GMT", 2: "Tue, 02 Jan 2024 00:00:00 GMT"}
 
 LOCK = threading.Lock()
@@ -236,9 +250,15 @@ class Handler(BaseHTTPRequestHandler):
                           sha256=digest.hexdigest() if complete else None,
                           fault="status" if faulty and "status" in query else None)
         body = json.dumps({"stored": name, "size": received}).encode()
+        hostile = query.get("hostile") == "1"
+        if hostile:
+            body = HOSTILE_BODY
         self.send_response(status)
         if faulty and "retry_after" in query:
             self.send_header("Retry-After", query["retry_after"])
+        if hostile:
+            self.send_header("ETag", HOSTILE_ETAG)
+            self.send_header("X-Note", HOSTILE_NOTE)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -325,7 +345,7 @@ class Handler(BaseHTTPRequestHandler):
         if query.get("ignore_range") != "1":
             ranged = parse_range(self.headers.get("Range"), size)
             if_range = self.headers.get("If-Range")
-            if ranged is not None and if_range is not None:
+            if ranged is not None and if_range is not None and query.get("ignore_if_range") != "1":
                 if if_range.startswith('"') or if_range.startswith("W/"):
                     matches = if_range == tag      # strong comparison: W/ never matches
                 else:
