@@ -116,6 +116,11 @@ final class TerminalOutputTests: IntegrationTestCase {
         let echoed = cli.runner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "printf %s \(quoted)"], timeout: 10)
         XCTAssertEqual(echoed.stdout, downloads.path + "/.new\nline \u{1B}[2J\u{07}.bin.transferd-part", echoed.summary)
 
+        // The daemon's log (a terminal may follow it) says the same, escaped.
+        let log = try Data(contentsOf: daemon.logURL)
+        XCTAssertFalse(log.contains(0x1B) || log.contains(0x07), "a raw control character in the daemon's log")
+        XCTAssertTrue(String(decoding: log, as: UTF8.self).contains(#"the ETag changed from "ev\x1b[31mil-v1""#))
+
         // A message of the daemon naming the file: one line on stderr, escaped.
         let again = cli.run(["download", url, "-o", destination.path])
         XCTAssertEqual(again.exitCode, 2, again.summary)
