@@ -48,7 +48,9 @@ enum JobFormatter {
         field("cacert", job.tls.cacert)
         field("pinned key", job.tls.pinnedPublicKey)
         field("client cert", job.tls.cert)
-        if job.tls.allowInsecureRedirect { field("redirects", "may go from https to http") }
+        let redirects = [job.tls.allowInsecureRedirect ? "may go from https to http" : nil,
+                         job.tls.locationTrusted ? "secret headers go to any host (--location-trusted)" : nil].compactMap { $0 }
+        if !redirects.isEmpty { field("redirects", redirects.joined(separator: "; ")) }
         field("limit", job.limit.map { Rate.describe($0) })
         field("priority", job.priority.rawValue)
         field("created", job.createdAt.iso8601)

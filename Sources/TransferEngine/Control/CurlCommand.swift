@@ -2,7 +2,7 @@
 /// (method, headers, range, form parts, limits, TLS options), secrets redacted. Pure.
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
-        var words = ["curl", "--fail", "--location", "--max-redirs", "10"]
+        var words = ["curl", "--fail", job.tls.locationTrusted ? "--location-trusted" : "--location", "--max-redirs", "10"]
         for header in HeaderRedaction.redact(job.headers) { words += ["-H", header] }
         if let limit = job.limit { words += ["--limit-rate", String(limit)] }
         if let cacert = job.tls.cacert { words += ["--cacert", cacert] }

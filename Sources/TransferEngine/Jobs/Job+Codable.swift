@@ -74,9 +74,11 @@ extension Job: Codable {
 }
 
 /// Secrets never leave the daemon: these header values, and passwords in URLs, print as
-/// `<redacted>`.
+/// `<redacted>`; nor do they follow a redirect to another origin (`RedirectGuard`).
 public enum HeaderRedaction {
-    public static let secretNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    public static let secretNames: Set<String> = [
+        "authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "x-auth-token",
+    ]
 
     public static func isSecret(_ header: String) -> Bool {
         guard let colon = header.firstIndex(of: ":") else { return false }

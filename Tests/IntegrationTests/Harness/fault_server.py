@@ -7,7 +7,9 @@ Routes
   GET|HEAD /files/<name>?size=N&...   a deterministic entity derived from <name>
   GET /sha256/<name>?size=N&version=V JSON {"sha256", "size", "etag"} of an entity
                                       (not counted, no faults)
-  GET /log                            JSON list of every request served so far
+  GET /log                            JSON list of every request served so far (with the
+                                      request's headers)
+  GET /redirect?to=URL[&status=S]     answers S (default 302) with Location: URL
   GET|POST /reset                     clears per-name counters and the log
 
 Entity: block i of version v is sha256("<name>:v<v>:<i>"), concatenated and cut to
@@ -277,6 +279,8 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 snapshot = [dict(r) for r in LOG]
             return self.send_json(snapshot)
+        if path == "/redirect":
+            return self.redirect(query)
         if path.startswith("/sha256/"):
             name = path[len("/sha256/"):]
             size = int(query.get("size", DEFAULT_SIZE))
@@ -293,6 +297,18 @@ class Handler(BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(body)
 
+    def redirect(self, query):
+        status = int(query.get("status", 302))
+        with LOCK:
+            LOG.append({"method": self.command, "path": "/redirect", "name": None, "status": status,
+                        "location": query.get("to"), "headers": dict(self.headers.items()), "time": time.time()})
+        body = b"moved\n"
+        self.send_response(status)
+        self.send_header("Location", query.get("to", "/"))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def serve_file(self, name, query, raw_query, head):
         size = int(query.get("size", DEFAULT_SIZE))
         times = int(query.get("times", 1))
@@ -307,6 +323,7 @@ class Handler(BaseHTTPRequestHandler):
                 "query": raw_query, "range": self.headers.get("Range"),
                 "ifRange": self.headers.get("If-Range"), "status": None, "bytesSent": 0,
                 "contentLength": None, "version": None, "fault": None, "time": time.time(),
+                "headers": dict(self.headers.items()),
             }
             LOG.append(record)
         faulty = (not head) and number <= times
