@@ -41,7 +41,9 @@ public final class PartialFile: @unchecked Sendable {
         if replacedForeignFile {
             close(fd)
             guard create else { throw TransferError.io(path: path, operation: "trust", errno: EPERM) }
-            guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else { throw Self.error(path: path, operation: "remove", errno: errno) }
+            guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else {
+                throw Self.error(path: path, operation: "remove", errno: errno)
+            }
             fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o644) }
             guard fd >= 0, fstat(fd, &info) == 0 else {
                 let code = errno

@@ -300,6 +300,8 @@ extension Scheduler {
             scheduled.lastProgress = .now
             jobs[id] = scheduled
             change(scheduled, StateChange(.queued, reason: "retry by user"), then: { _ in done(nil) })
+            // The command's own startNext ran before the destination was claimed again.
+            startNext()
         }
         guard scheduled.job.kind == .download, let path = scheduled.job.path else { return requeue() }
         let token = nextToken()
