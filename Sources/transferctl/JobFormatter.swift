@@ -74,10 +74,10 @@ enum JobFormatter {
         if let response {
             lines.append("response: HTTP \(response.status)")
             for header in response.headers { lines.append("  " + header) }
-            // The body line by line (a CRLF ends a line too); bytes that are not UTF-8 show as `\xff`.
+            // The body line by line (a CRLF ends a line too).
             if !response.body.isEmpty {
                 for line in response.body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-                    lines.append(RawPath.string(fromBytes: line.last == UInt8(ascii: "\r") ? line.dropLast() : line))
+                    lines.append(String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self))
                 }
                 if response.body.last == UInt8(ascii: "\n") { lines.removeLast() }
             }
