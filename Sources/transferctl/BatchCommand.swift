@@ -105,7 +105,7 @@ struct BatchCommand: Subcommand {
             if context.json {
                 context.printJSON(batches)
             } else {
-                FileHandle.standardOutput.write(BatchFormatter.table(batches))
+                context.print(lines: BatchFormatter.table(batches))
             }
         case .show(let id):
             let response = try context.send(ControlRequest(.batchShow, batch: id))
@@ -113,7 +113,7 @@ struct BatchCommand: Subcommand {
             if context.json {
                 context.printJSON(BatchDetail(batch: batch, hookRuns: response.hookRuns ?? []))
             } else {
-                FileHandle.standardOutput.write(BatchFormatter.detail(batch, hookRuns: response.hookRuns ?? []))
+                context.print(lines: BatchFormatter.detail(batch, hookRuns: response.hookRuns ?? []))
             }
         }
         return .success

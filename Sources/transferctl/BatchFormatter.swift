@@ -11,8 +11,8 @@ enum BatchFormatter {
         ByteCount.describe(batch.bytesDone) + (batch.bytesTotal.map { " of " + ByteCount.describe($0) } ?? "")
     }
 
-    static func table(_ batches: [Batch]) -> String {
-        guard !batches.isEmpty else { return "no batches\n" }
+    static func table(_ batches: [Batch]) -> [String] {
+        guard !batches.isEmpty else { return ["no batches"] }
         let header = ["ID", "STATE", "ENDED", "BYTES", "RATE", "NAME"]
         let rows = batches.map { batch in
             [String(batch.id), batch.state.rawValue, progress(batch), bytes(batch),
@@ -21,7 +21,7 @@ enum BatchFormatter {
         return TextTable.render(header, rows)
     }
 
-    static func detail(_ batch: Batch, hookRuns: [HookRun]) -> String {
+    static func detail(_ batch: Batch, hookRuns: [HookRun]) -> [String] {
         var lines = ["batch \(batch.id) (\(batch.name))"]
         func field(_ name: String, _ value: String?) {
             guard let value else { return }
@@ -42,6 +42,6 @@ enum BatchFormatter {
         for run in hookRuns {
             field("hook", "on-\(run.event) at \(run.startedAt.iso8601): \(run.result.summary)")
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 }

@@ -43,7 +43,7 @@ enum BatchSender {
         } else {
             context.print(String(result.batch))
             let skipped = result.skipped > 0 ? ", \(result.skipped) skipped (already there or unchanged)" : ""
-            FileHandle.standardError.write("batch \(result.batch) (\(result.name)): \(result.jobs) jobs queued\(skipped)\n")
+            Context.note("batch \(result.batch) (\(result.name)): \(result.jobs) jobs queued\(skipped)")
         }
     }
 }

@@ -33,7 +33,7 @@ struct Context {
         return .success
     }
 
-    /// Prints a value as pretty JSON on stdout.
+    /// Prints a value as pretty JSON on stdout (strings exact: the encoder escapes controls).
     func printJSON<Value: Encodable>(_ value: Value) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -41,7 +41,25 @@ struct Context {
         FileHandle.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
     }
 
+    /// Prints a value as JSON on one line (`events --json`).
+    func printJSONLine<Value: Encodable>(_ value: Value) {
+        guard let data = try? JSONEncoder().encode(value) else { return }
+        FileHandle.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
+    }
+
+    /// One line of human output. Every human line goes through here (or `note`), so that what
+    /// a server, a file name or a message holds is shown escaped, never obeyed by the terminal
+    /// (`TerminalText`): a line break inside `line` is shown as `\n`.
     func print(_ line: String) {
-        FileHandle.standardOutput.write(line + "\n")
+        FileHandle.standardOutput.write(TerminalText.escape(line) + "\n")
+    }
+
+    func print(lines: [String]) {
+        for line in lines { print(line) }
+    }
+
+    /// One line of human output on stderr (an error, a hint), escaped like `print`.
+    static func note(_ line: String) {
+        FileHandle.standardError.write(TerminalText.escape(line) + "\n")
     }
 }

@@ -3,7 +3,8 @@ import Glibc
 #endif
 import TransferEngine
 
-/// The regular files under a directory, for `backup`: relative paths in sorted order.
+/// The regular files under a directory, for `backup`: relative paths in sorted order, each
+/// name read as bytes and carried as a `RawPath` (a name that is not UTF-8 is kept exactly).
 /// Symlinks are skipped unless followed; a directory reached twice (a link loop) is walked once.
 struct DirectoryScan {
     var followSymlinks: Bool
@@ -13,7 +14,7 @@ struct DirectoryScan {
 
     mutating func files(under root: String) throws -> [String] {
         var info = stat()
-        guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+        guard RawPath.withCString(root, { stat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw UsageError("\(root) is not a directory")
         }
         var result: [String] = []
@@ -23,13 +24,14 @@ struct DirectoryScan {
 
     private mutating func walk(_ directory: String, relative: String, into result: inout [String]) throws {
         var info = stat()
-        guard stat(directory, &info) == 0, visited.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted else { return }
-        guard let handle = opendir(directory) else {
+        guard RawPath.withCString(directory, { stat($0, &info) }) == 0,
+              visited.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted else { return }
+        guard let handle = RawPath.withCString(directory, { opendir($0) }) else {
             throw UsageError("cannot read \(directory): \(SystemError.describe(errno))")
         }
         var names: [String] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { RawPath.string(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             if name != ".", name != ".." { names.append(name) }
         }
         closedir(handle)
@@ -37,9 +39,9 @@ struct DirectoryScan {
             let path = directory + "/" + name
             let relativePath = relative.isEmpty ? name : relative + "/" + name
             var entry = stat()
-            guard lstat(path, &entry) == 0 else { continue }
+            guard RawPath.withCString(path, { lstat($0, &entry) }) == 0 else { continue }  // removed meanwhile
             if (entry.st_mode & S_IFMT) == S_IFLNK {
-                guard followSymlinks, stat(path, &entry) == 0 else { continue }
+                guard followSymlinks, RawPath.withCString(path, { stat($0, &entry) }) == 0 else { continue }
             }
             switch entry.st_mode & S_IFMT {
             case S_IFREG: result.append(relativePath)
@@ -51,7 +53,7 @@ struct DirectoryScan {
 
     /// The sha256 of a file, read in 1 MiB chunks.
     static func sha256(of path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw UsageError("cannot read \(path): \(SystemError.describe(errno))") }
         defer { close(fd) }
         var info = stat()

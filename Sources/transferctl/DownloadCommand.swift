@@ -18,6 +18,8 @@ struct DownloadCommand: Subcommand {
           --cert FILE --key FILE  client certificate and key (PEM)
           -k, --insecure          do not verify the server (shown by show, logged)
           --allow-insecure-redirect  follow a redirect from https to http
+          --location-trusted      send secret headers (Authorization, Cookie, X-Api-Key, ...)
+                                  to any host a redirect leads to (default: only to the URL's)
           --sha256 HEX            verify the finished file before it appears
           --overwrite             replace an existing destination
           --max-filesize SIZE     fail (too_large) and remove the partial file past SIZE, e.g. 10G
@@ -115,6 +117,7 @@ struct CommonJobOptions {
         tls.key = try arguments.option("--key").map(readableFile)
         tls.insecure = arguments.flag("-k", "--insecure")
         tls.allowInsecureRedirect = arguments.flag("--allow-insecure-redirect")
+        tls.locationTrusted = arguments.flag("--location-trusted")
         if let pin = tls.pinnedPublicKey, !pin.hasPrefix("sha256//") {
             throw UsageError("--pinned-pubkey takes 'sha256//BASE64' (the base64 sha256 of the server's public key)")
         }

@@ -46,8 +46,7 @@ struct EventsCommand: Subcommand {
 
     private func print(_ event: TransferEvent, _ context: Context) {
         if context.json {
-            guard let data = try? JSONEncoder().encode(event) else { return }
-            context.print(String(decoding: data, as: UTF8.self))
+            context.printJSONLine(event)
         } else {
             context.print(EventFormatter.line(event))
         }

@@ -1,11 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TransferEngine
 
 /// Reads a file (resume data, header files, manifests) or stdin whole, up to a limit.
 enum FileReader {
     static func contents(of path: String, limit: Int = 16 << 20) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return readAll(fd, limit: limit)

@@ -1,6 +1,7 @@
 import TransferEngine
 
-/// Human output for jobs: a table for `list`, a block for `show`, a line for `wait`.
+/// Human output for jobs: a table for `list`, a block for `show`, a line for `wait`; printed
+/// with `Context.print`, which escapes what the job's text holds (`TerminalText`).
 enum JobFormatter {
     static func progress(_ job: Job) -> String {
         guard let total = job.bytesTotal, total > 0 else { return ByteCount.describe(job.bytesDone) }
@@ -12,8 +13,8 @@ enum JobFormatter {
         total > 0 ? Int(saturating: (Double(done) / Double(total) * 100).rounded(.down)) : 100
     }
 
-    static func table(_ jobs: [Job]) -> String {
-        guard !jobs.isEmpty else { return "no jobs\n" }
+    static func table(_ jobs: [Job]) -> [String] {
+        guard !jobs.isEmpty else { return ["no jobs"] }
         let rows = jobs.map { job in
             [job.id.description, job.state.rawValue, progress(job), job.path ?? job.url]
         }
@@ -21,7 +22,7 @@ enum JobFormatter {
         return TextTable.render(header, rows)
     }
 
-    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> String {
+    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> [String] {
         var lines = ["job \(job.id) (\(job.kind.rawValue))"]
         func field(_ name: String, _ value: String?) {
             guard let value else { return }
@@ -52,7 +53,9 @@ enum JobFormatter {
         field("cacert", job.tls.cacert)
         field("pinned key", job.tls.pinnedPublicKey)
         field("client cert", job.tls.cert)
-        if job.tls.allowInsecureRedirect { field("redirects", "may go from https to http") }
+        let redirects = [job.tls.allowInsecureRedirect ? "may go from https to http" : nil,
+                         job.tls.locationTrusted ? "secret headers go to any host (--location-trusted)" : nil].compactMap { $0 }
+        if !redirects.isEmpty { field("redirects", redirects.joined(separator: "; ")) }
         field("limit", job.limit.map { Rate.describe($0) })
         field("max size", job.maxFilesize.map { ByteCount.describe($0) })
         field("priority", job.priority.rawValue)
@@ -78,10 +81,16 @@ enum JobFormatter {
         if let response {
             lines.append("response: HTTP \(response.status)")
             for header in response.headers { lines.append("  " + header) }
-            let body = String(decoding: response.body, as: UTF8.self)
-            if !body.isEmpty { lines.append(body + (response.truncated ? "\n[... truncated at 64 KiB]" : "")) }
+            // The body line by line (a CRLF ends a line too).
+            if !response.body.isEmpty {
+                for line in response.body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                    lines.append(String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self))
+                }
+                if response.body.last == UInt8(ascii: "\n") { lines.removeLast() }
+            }
+            if response.truncated { lines.append("[... truncated at 64 KiB]") }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// `dns 0.1 ms, connect 0.3 ms, tls 4.0 ms, first byte 5.2 ms, total 1.20 s, HTTP/1.1 127.0.0.1:8080, 512.0 MiB/s`

@@ -39,9 +39,9 @@ struct ListCommand: Subcommand {
         if context.json {
             context.printJSON(jobs)
         } else {
-            FileHandle.standardOutput.write(JobFormatter.table(jobs))
+            context.print(lines: JobFormatter.table(jobs))
             if let last = jobs.last, jobs.count == request.limit ?? 1000 {
-                FileHandle.standardError.write("more: transferctl list --before \(last.id)\n")
+                Context.note("more: transferctl list --before \(last.id)")
             }
         }
         return .success

@@ -29,7 +29,8 @@ struct ProgressBoard {
     mutating func update(_ job: Job) {
         let name = (job.kind == .download ? job.path : job.path ?? job.url).map { String($0.split(separator: "/").last ?? "") } ?? job.url
         if rows[job.id] == nil { order.append(job.id) }
-        rows[job.id] = Row(name: name, state: job.state, done: job.bytesDone, total: job.bytesTotal)
+        // Escaped before it is fitted to its column: the board writes its own cursor controls, raw.
+        rows[job.id] = Row(name: TerminalText.escape(name), state: job.state, done: job.bytesDone, total: job.bytesTotal)
     }
 
     mutating func apply(_ event: TransferEvent) {

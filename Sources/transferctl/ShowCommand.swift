@@ -39,7 +39,7 @@ struct ShowCommand: Subcommand {
             context.printJSON(JobDetail(job: job, attempts: attempts, response: response.response,
                                         hookRuns: response.hookRuns ?? []))
         } else {
-            FileHandle.standardOutput.write(JobFormatter.detail(job, attempts: attempts, response: response.response))
+            context.print(lines: JobFormatter.detail(job, attempts: attempts, response: response.response))
             for run in response.hookRuns ?? [] {
                 context.print("  hook on-\(run.event) at \(run.startedAt.iso8601): \(run.result.summary)")
             }

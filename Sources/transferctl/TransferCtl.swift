@@ -63,7 +63,7 @@ enum TransferCtl {
     }
 
     static func fail(_ message: String, _ status: ExitStatus) -> ExitStatus {
-        FileHandle.standardError.write("transferctl: \(message)\n")
+        Context.note("transferctl: \(message)")
         return status
     }
 }

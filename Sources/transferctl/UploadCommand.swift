@@ -19,8 +19,8 @@ struct UploadCommand: Subcommand {
           -T, --upload-file FILE  send FILE as the body
           --method M              POST or PUT (default: POST with -F, PUT with -T)
           -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
-          --cacert, --pinned-pubkey, --cert, --key, -k/--insecure, --allow-insecure-redirect
-                                  TLS options, as for download
+          --cacert, --pinned-pubkey, --cert, --key, -k/--insecure, --allow-insecure-redirect,
+          --location-trusted      as for download (an upload follows no redirect)
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
           --retry N               retries after a failed attempt (default 7)

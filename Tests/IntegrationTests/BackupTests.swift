@@ -114,6 +114,45 @@ final class BackupTests: IntegrationTestCase {
         }
     }
 
+    /// The case: `dir\xff/` with three files, and names that are not UTF-8 beside it.
+    /// Every file is uploaded, to a URL that percent-encodes its bytes (`dir%FF`), and arrives
+    /// under exactly those bytes with exactly its contents; nothing is skipped; a second run
+    /// sees every one of them unchanged.
+    func testNamesThatAreNotUTF8AreUploadedAsTheirBytes() throws {
+        let dir: [UInt8] = Array("dir".utf8) + [0xFF]
+        let files: [(relative: [UInt8], encoded: String)] = [
+            (dir + Array("/a.txt".utf8), "dir%FF/a.txt"),
+            (dir + Array("/caf".utf8) + [0xE9] + Array(".txt".utf8), "dir%FF/caf%E9.txt"),  // Latin-1
+            (dir + [UInt8(ascii: "/"), 0x80, 0x80], "dir%FF/%80%80"),
+            (Array("broken".utf8) + [0xC3, 0x28] + Array(".bin".utf8), "broken%C3%28.bin"),
+            (Array("ok.txt".utf8), "ok.txt"),
+        ]
+        var contents: [[UInt8]: Data] = [:]
+        for (index, file) in files.enumerated() {
+            contents[file.relative] = Files.randomData(count: 1 * KiB + index * 313)
+            try RawFiles.write(contents[file.relative]!, to: RawFiles.path(tree, file.relative))
+        }
+
+        let (result, batch) = try backupAndWait()
+        XCTAssertEqual(jsonInt(result["jobs"]), files.count, "one job per file, none skipped: \(result)")
+        XCTAssertEqual(jsonInt(result["skipped"]), 0, "\(result)")
+        XCTAssertEqual(try cli.batch(batch).jobCounts["completed"], files.count)
+
+        let backupRoot = nginx.davRoot.appendingPathComponent("backup")
+        for file in files {
+            let stored = RawFiles.read(RawFiles.path(backupRoot, file.relative))
+            XCTAssertEqual(stored, contents[file.relative], "\(RawFiles.describe(file.relative)) on the server, byte for byte")
+        }
+        XCTAssertEqual(Set(nginx.davPutRawPaths()), Set(files.map { "backup/" + $0.encoded }), "log:\n\(nginx.describeLog())")
+        XCTAssertEqual(Set(RawFiles.names(in: RawFiles.path(backupRoot, dir))),
+                       Set(files.filter { $0.relative.starts(with: dir + [UInt8(ascii: "/")]) }.map { Array($0.relative.dropFirst(dir.count + 1)) }),
+                       "nothing else in dir\\xff on the server")
+
+        let again = try cli.backup(tree, to: nginx.davURL("backup"))
+        XCTAssertEqual(jsonInt(again["jobs"]), 0, "a second run sends nothing: \(again)")
+        XCTAssertEqual(jsonInt(again["skipped"]), files.count, "\(again)")
+    }
+
     func testFollowSymlinksUploadsTheTargets() throws {
         try write("real/file.txt", size: 2 * KiB)
         try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("alias.txt").path,

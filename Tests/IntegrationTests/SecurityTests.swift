@@ -250,6 +250,23 @@ final class SecurityTests: IntegrationTestCase {
                        "the redirect was followed to plain http; log:\n\(tlsNginx.describeLog())")
     }
 
+    /// A request with secret headers has its redirects followed by transferd, not libcurl
+    /// (`RedirectGuard`): https to http is refused all the same, before the target is asked.
+    func testHTTPSToHTTPRedirectOfARequestWithSecretsIsRefusedToo() throws {
+        let name = "redirected-with-key.bin"
+        try makeSource(name, size: 64 * KiB)
+        let dest = destination(name)
+        let id = try cli.download(tlsNginx.redirectToPlainURL(name), to: dest,
+                                  ["--cacert", tls.caCert.path, "-H", "X-Api-Key: SECRET-KEY-456"])
+        let job = try awaitEnd(id)
+        XCTAssertEqual(job.state, "failed", job.jsonText)
+        XCTAssertEqual(job.errorCode, "insecure_redirect", job.jsonText)
+        XCTAssertEqual(job.attempts, 1, "not retried: \(job.jsonText)")
+        XCTAssertEqual(tlsNginx.awaitRequests(.tls, path: "/to-http/\(name)", count: 1).first?.status, 302, tlsNginx.describeLog())
+        XCTAssertEqual(tlsNginx.requests(.plain, path: "/files/\(name)").count, 0,
+                       "the plain-http target must never be contacted; log:\n\(tlsNginx.describeLog())")
+    }
+
     func testCredentialsAreNotSentToAnotherHostAfterARedirect() throws {
         let name = "elsewhere.bin"
         let size = 64 * KiB

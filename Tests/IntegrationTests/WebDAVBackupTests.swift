@@ -98,6 +98,30 @@ final class WebDAVBackupTests: IntegrationTestCase {
         XCTAssertEqual(rclone.requests("PUT").sorted(), files.map { "/backup/" + $0 }.sorted(), "one PUT per file")
     }
 
+    /// Names that are not UTF-8 (`dir\xff/`): the MKCOL and the PUTs percent-encode their bytes,
+    /// and rclone stores every file under exactly those bytes with its contents.
+    func testNamesThatAreNotUTF8AreUploaded() throws {
+        let dir: [UInt8] = Array("dir".utf8) + [0xFF]
+        let files: [[UInt8]] = [dir + Array("/a.txt".utf8), dir + Array("/caf".utf8) + [0xE9] + Array(".txt".utf8),
+                                dir + [UInt8(ascii: "/"), 0x80]]
+        var contents: [Data] = []
+        for (index, relative) in files.enumerated() {
+            contents.append(Files.randomData(count: 2 * KiB + index * 101))
+            try RawFiles.write(contents[index], to: RawFiles.path(tree, relative))
+        }
+
+        let batch = try backup()
+        wait(batch, exits: 0)
+        XCTAssertEqual(try cli.jobs(batch: batch).count, files.count, "one job per file")
+        XCTAssertEqual(mkcolCounts(atLeast: 2), ["/backup/": 1, "/backup/dir\u{FFFD}/": 1], "MKCOLs:\n\(rclone.log())")
+        let backupRoot = rclone.root.appendingPathComponent("backup")
+        for (index, relative) in files.enumerated() {
+            XCTAssertEqual(RawFiles.read(RawFiles.path(backupRoot, relative)), contents[index],
+                           "\(RawFiles.describe(relative)) on the server, byte for byte")
+        }
+        XCTAssertEqual(RawFiles.names(in: RawFiles.path(backupRoot, dir)).count, files.count, "nothing else on the server")
+    }
+
     func testSecondBackupIntoTheSamePrefixAcceptsExistingCollections() throws {
         try write("a/b/c/deep.bin", size: 40 * KiB)
         try write("a/b/kept.txt", size: 2 * KiB)

@@ -39,6 +39,16 @@ import Testing
         #expect(line == "curl --fail --location --max-redirs 10 --limit-rate 1024 --proto-redir =https --form 'key=<redacted>' --form 'Policy=<redacted>' --form 'x-amz-signature=<redacted>' --form title=visible 'https://b.s3.amazonaws.com/?X-Amz-Signature=<redacted>&a=1'")
     }
 
+    @Test func wordsWithControlsOrRawBytesAreQuotedSoTheShellReadsTheSameBytes() {
+        #expect(CurlCommand.quote("plain/path.bin") == "plain/path.bin")
+        #expect(CurlCommand.quote("it's") == #"'it'\''s'"#)
+        #expect(CurlCommand.quote("a\nb\u{1B}[31m") == #"$'a\nb\x1b[31m'"#)
+        #expect(CurlCommand.quote("/d/" + RawPath.string(fromBytes: [0x63, 0xE9]) + " it's \\x") == #"$'/d/c\xe9 it\'s \\x'"#)
+        var download = job(.download, url: "http://h/f")
+        download.path = "/d/new\nline.bin"
+        #expect(CurlCommand.line(for: download, resume: nil).hasSuffix(#"--output $'/d/.new\nline.bin.transferd-part' http://h/f"#))
+    }
+
     @Test func urlPasswordsAreRedacted() {
         #expect(Redaction.url("https://user:secret@host:8443/p?q=1") == "https://user:<redacted>@host:8443/p?q=1")
         #expect(Redaction.url("https://host/p@x") == "https://host/p@x", "an @ in the path is not a password")

@@ -64,6 +64,13 @@ import Testing
         #expect(DownloadDecision.decide(head(302, ["location": "/x"]), offset: 0, resume: partial) == .ignore)
     }
 
+    @Test func aRedirectLibcurlDoesNotFollowIsFollowedByTheTransfer() {
+        #expect(DownloadDecision.decide(head(302, ["location": "/x"]), offset: 0, resume: partial,
+                                        followingRedirects: false) == .redirect)
+        #expect(DownloadDecision.decide(head(302), offset: 0, resume: partial, followingRedirects: false) == .fail(.httpStatus(302)),
+                "a redirect without Location is an answer")
+    }
+
     @Test func ifRangePrefersAStrongETag() {
         #expect(Validators(etag: "\"a\"", lastModified: "date").ifRange == "\"a\"")
         #expect(Validators(etag: "W/\"a\"", lastModified: "date").ifRange == "date")

@@ -40,6 +40,13 @@ import Testing
                                     onFail: "echo failed"))
     }
 
+    @Test func aLineMayTrustEveryLocation() throws {
+        let entry = try #require(try parse(#"{"download":{"url":"http://h/a","output":"/a","locationTrusted":true}}"#).first)
+        #expect(entry.job.tls == TLSOptions(locationTrusted: true))
+        let untrusted = try #require(try parse(#"{"download":{"url":"http://h/a","output":"/a","locationTrusted":false}}"#).first)
+        #expect(untrusted.job.tls == nil)
+    }
+
     @Test func aMinimalDownloadTakesTheDefaults() throws {
         let entry = try #require(try parse(#"{"download":{"url":"http://h/a","output":"/abs/a"}}"#).first)
         #expect(entry.key == nil)

@@ -78,7 +78,12 @@ import Testing
     }
 
     @Test func quotesAndLineBreaksAreEscapedAsBrowsersDo() {
-        #expect(BodyPart.escape("a\"b\r\nc; é") == "a%22b%0D%0Ac; é")
+        #expect(BodyPart.escape("a\"b\r\nc; é") == Array("a%22b%0D%0Ac; é".utf8))
+    }
+
+    @Test func aFileNameThatIsNotUTF8GoesAsItsBytes() {
+        let name = RawPath.string(fromBytes: [0x64, 0xFF, 0x22, 0x2E, 0x74])  // d\xff".t
+        #expect(BodyPart.escape(name) == [0x64, 0xFF] + Array("%22.t".utf8))
     }
 
     @Test func boundaryAvoidsTheFormsText() {

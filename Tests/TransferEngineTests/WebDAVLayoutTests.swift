@@ -14,6 +14,15 @@ import Testing
         #expect(WebDAVLayout.encode("") == "")
     }
 
+    @Test func aNameThatIsNotUTF8IsEncodedAsItsBytes() {
+        let directory = RawPath.string(fromBytes: Array("dir".utf8) + [0xFF])
+        let file = RawPath.string(fromBytes: [0x61, 0xC3, 0x28, 0x80, 0x2E, 0x62])  // a, a broken é, 0x80, .b
+        #expect(WebDAVLayout.encode(directory[...]) == "dir%FF")
+        #expect(WebDAVLayout.url(of: directory + "/" + file, under: prefix) == prefix + "/dir%FF/a%C3%28%80.b")
+        #expect(WebDAVLayout.collections(above: WebDAVLayout.url(of: directory + "/" + file, under: prefix), under: prefix)
+            == [prefix + "/", prefix + "/dir%FF/"])
+    }
+
     @Test func fileURLsSitUnderThePrefixWithOneSlash() {
         #expect(WebDAVLayout.url(of: "a/with space.txt", under: prefix) == prefix + "/a/with%20space.txt")
         #expect(WebDAVLayout.url(of: "a/with space.txt", under: prefix + "/") == prefix + "/a/with%20space.txt")

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Turns a whole manifest into rows, inside one store transaction: the batch, every job that is
 /// not already there (by key) or unchanged (backups), and the backup records. Any bad line
 /// throws, naming its line, and the caller's transaction leaves nothing behind.
@@ -84,7 +88,7 @@ enum BatchQueueing {
         let path = job.path ?? job.form?.compactMap(\.file).first ?? ""
         switch SourceFile.snapshot(path) {
         case .success(let source): return source
-        case .failure where !PartialFile.exists(path): return nil
+        case .failure(.io(_, _, let code)) where code == ENOENT: return nil
         case .failure(let error): throw ControlError(.invalidArgument, error.message)
         }
     }

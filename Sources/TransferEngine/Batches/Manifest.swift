@@ -83,8 +83,13 @@ private struct CommonFields: Decodable {
     var paused: Bool?
     var onComplete: String?
     var onFail: String?
+    /// `--location-trusted`: secret headers follow a redirect to any host.
+    var locationTrusted: Bool?
 
-    static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail"]
+    static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail",
+                                    "locationTrusted"]
+
+    var tls: TLSOptions? { locationTrusted == true ? TLSOptions(locationTrusted: true) : nil }
 
     /// `retry`, within `NumericLimits.retries`.
     func retries() throws -> Int? {
@@ -124,7 +129,7 @@ private struct DownloadLine: Decodable {
         var job = NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
                          sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
                          limit: common.limitRate?.bytesPerSecond, retries: try common.retries(), paused: common.paused ?? false,
-                         onComplete: common.onComplete, onFail: common.onFail)
+                         tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
         job.maxFilesize = maxFilesize?.bytes
         return job
     }
@@ -168,7 +173,7 @@ private struct UploadLine: Decodable {
         return NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
                       priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
                       retries: try common.retries(), paused: common.paused ?? false, method: method?.uppercased(),
-                      form: fields.isEmpty ? nil : fields, onComplete: common.onComplete, onFail: common.onFail,
+                      form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
                       retryUnsafe: retryUnsafe)
     }
 }

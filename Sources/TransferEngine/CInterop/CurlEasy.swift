@@ -44,6 +44,9 @@ public final class CurlEasy {
         public var receiveBufferSize: Int = 512 * 1024
         public var followRedirects = true
         public var maxRedirects = 10
+        /// The URL whose scheme decides where redirects may go, when this request is itself a
+        /// step of a redirect (transferd's, `RedirectGuard`): the job's.
+        public var redirectOrigin: String?
         public var connectTimeoutSeconds = 30
         /// Abort when fewer than `lowSpeedBytes` per second arrive for `lowSpeedSeconds`.
         public var lowSpeedBytes = 1
@@ -89,8 +92,8 @@ public final class CurlEasy {
         try check(tds_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
         try check(tds_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, CurlURL.protocols.joined(separator: ",")))
         // An https request may only be redirected to https unless the job allows the downgrade.
-        let secure = request.url.lowercased().hasPrefix("https:") && !request.tls.allowInsecureRedirect
-        try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, secure ? "https" : "http,https"))
+        let schemes = request.tls.redirectSchemes(from: request.redirectOrigin ?? request.url)
+        try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, schemes.joined(separator: ",")))
         try configure(request.tls)
         if request.connectOnly { try check(tds_easy_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)) }
         if let method = request.method {
@@ -213,10 +216,14 @@ public final class CurlEasy {
     }
 
     private func configure(_ tls: TLSOptions) throws(CurlCode) {
-        if let cacert = tls.cacert { try check(tds_easy_setopt_string(handle, CURLOPT_CAINFO, cacert)) }
+        // (The files are RawPaths: libcurl gets their bytes.)
+        for (option, path) in [(CURLOPT_CAINFO, tls.cacert), (CURLOPT_SSLCERT, tls.cert), (CURLOPT_SSLKEY, tls.key)] {
+            guard let path else { continue }
+            try check(RawPath.withCString(path) { tds_easy_setopt_string(handle, option, $0) })
+        }
         if let pin = tls.pinnedPublicKey { try check(tds_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, pin)) }
-        if let cert = tls.cert { try check(tds_easy_setopt_string(handle, CURLOPT_SSLCERT, cert)) }
-        if let key = tls.key { try check(tds_easy_setopt_string(handle, CURLOPT_SSLKEY, key)) }
+        // --location-trusted: libcurl keeps `Authorization` and `Cookie` at another host too.
+        if tls.locationTrusted { try check(tds_easy_setopt_long(handle, CURLOPT_UNRESTRICTED_AUTH, 1)) }
         if tls.insecure {
             try check(tds_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 0))
             try check(tds_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 0))

@@ -30,6 +30,21 @@ public enum CurlURL {
         }
         return Parts(scheme: try part(CURLUPART_SCHEME), host: try part(CURLUPART_HOST))
     }
+
+    /// `reference` (absolute, or relative as a `Location` may be) resolved against `base`, as
+    /// libcurl resolves a redirect's `Location`: a redirect transferd follows itself goes exactly
+    /// where libcurl would have gone. Nil when either does not parse.
+    static func resolve(_ reference: String, against base: String) -> String? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        let flags = UInt32(CURLU_URLENCODE) | UInt32(CURLU_ALLOW_SPACE)
+        guard curl_url_set(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_URL, reference, flags) == CURLUE_OK else { return nil }
+        var resolved: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_URL, &resolved, 0) == CURLUE_OK, let resolved else { return nil }
+        defer { curl_free(resolved) }
+        return String(cString: resolved)
+    }
 }
 
 /// A libcurl URL API result code (CURLUcode) as a typed value.

@@ -3,7 +3,7 @@ import CTransferSupport
 /// File-system calls that Glibc does not expose to Swift.
 enum FileSystem {
     /// renameat2(RENAME_NOREPLACE): -1 with errno EEXIST instead of replacing `to`.
-    static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
+    static func renameNoReplace(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
         tds_rename_noreplace(from, to)
     }
 

@@ -2,7 +2,7 @@
 /// (method, headers, range, form parts, limits, TLS options), secrets redacted. Pure.
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
-        var words = ["curl", "--fail", "--location", "--max-redirs", "10"]
+        var words = ["curl", "--fail", job.tls.locationTrusted ? "--location-trusted" : "--location", "--max-redirs", "10"]
         for header in Redaction.headers(job.requestHeaders) { words += ["-H", header] }
         if let limit = job.limit { words += ["--limit-rate", String(limit)] }
         if let maxFilesize = job.maxFilesize { words += ["--max-filesize", String(maxFilesize)] }
@@ -49,10 +49,16 @@ public enum CurlCommand {
         }
     }
 
-    /// Single-quotes a word for a POSIX shell when it needs it.
+    /// Quotes a word for the shell when it needs it: single quotes, or, for a word holding
+    /// controls, bytes that are not UTF-8 or invisible characters, `$'…'` with `TerminalText`'s
+    /// escapes (which that quoting reads back as the same bytes), so that the line printed
+    /// holds no raw control character and still names the same file.
     static func quote(_ word: String) -> String {
         let safe = word.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@,+%".contains($0) }
         if safe, !word.isEmpty { return word }
+        if TerminalText.needsEscaping(word) {
+            return "$'" + TerminalText.escape(word.replacing("\\", with: "\\\\").replacing("'", with: "\\'")) + "'"
+        }
         return "'" + word.replacing("'", with: "'\\''") + "'"
     }
 }

@@ -14,9 +14,9 @@ enum DestinationPath {
         // The deepest existing ancestor, resolved by realpath(3); what is below it, by its spelling.
         while true {
             let ancestor = "/" + parents.joined(separator: "/")
-            if let resolved = realpath(ancestor, nil) {
+            if let resolved = RawPath.withCString(ancestor, { realpath($0, nil) }) {
                 defer { free(resolved) }
-                return StatePaths.absolute(String(cString: resolved) + "/" + rest.joined(separator: "/"))
+                return StatePaths.absolute(RawPath.string(cString: resolved) + "/" + rest.joined(separator: "/"))
             }
             guard let last = parents.popLast() else { return StatePaths.absolute(path) }
             rest.insert(last, at: 0)

@@ -2,6 +2,8 @@
 public enum DownloadDecision: Equatable, Sendable {
     /// Not the final response (1xx, or a redirect libcurl is following).
     case ignore
+    /// A redirect that libcurl does not follow (the request carries secrets): transferd does.
+    case redirect
     /// 206 continuing exactly at our offset: append.
     case append(total: Int64?)
     /// 2xx with the whole entity: write from byte 0 (after truncating what we had, if anything).
@@ -31,8 +33,8 @@ public enum DownloadDecision: Equatable, Sendable {
             return .append(total: range.total ?? resume.bytesTotal)
         case 200..<300:
             return .writeFromStart(validators: head.validators, total: head.contentLength)
-        case 300..<400 where followingRedirects && head.location != nil:
-            return .ignore
+        case 300..<400 where head.location != nil:
+            return followingRedirects ? .ignore : .redirect
         case 416:
             let total = resume.bytesTotal ?? head.contentRange?.total
             if offset > 0, total == offset { return .complete }

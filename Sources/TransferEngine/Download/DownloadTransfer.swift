@@ -5,6 +5,9 @@ public enum AttemptOutcome: Equatable, Sendable {
     case failed(TransferError)
     /// The bytes we had cannot be continued: forget them and try again from byte 0.
     case startOver(reason: String)
+    /// The response redirects to `url`, which the attempt goes on to in another request
+    /// (`RedirectGuard`): libcurl was not trusted to follow it with the request's secrets.
+    case redirect(to: String)
 
     var failure: TransferError? {
         if case .failed(let error) = self { error } else { nil }
@@ -29,6 +32,12 @@ final class DownloadTransfer: Transfer {
     let easy: CurlEasy
     let file: PartialFile
     let rangeStart: Int64
+    /// The request's URL and headers, and how many more redirects this attempt may follow.
+    let url: String
+    let headers: [String]
+    let redirectsLeft: Int
+    /// libcurl follows this request's redirects itself (it carries no secret).
+    private let libcurlFollows: Bool
     /// The entity as known now; `bytesDurable` is what the store has recorded.
     private(set) var resume: ResumeState
     /// Bytes in the partial file.
@@ -63,8 +72,14 @@ final class DownloadTransfer: Transfer {
     private(set) var lastActivity = Monotonic.now
     var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation }
 
-    init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, pacer: Pacer,
-         stallSeconds: Int, maxFilesize: Int64?, file: PartialFile, resume: ResumeState) throws(TransferError) {
+    /// A request for `url` with `headers`. `redirects` says whether libcurl may follow its
+    /// redirects; when not, a redirect ends it with `AttemptOutcome.redirect`.
+    init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, redirects: RedirectGuard,
+         redirectsLeft: Int = RedirectGuard.maxRedirects, pacer: Pacer, stallSeconds: Int, maxFilesize: Int64?, file: PartialFile,
+         resume: ResumeState) throws(TransferError) {
+        self.url = url
+        self.headers = headers
+        self.redirectsLeft = redirectsLeft
         self.pacer = pacer
         self.stallSeconds = stallSeconds
         self.maxFilesize = maxFilesize
@@ -77,6 +92,10 @@ final class DownloadTransfer: Transfer {
         var request = CurlEasy.Request(url: url)
         request.headers = headers
         request.tls = tls
+        libcurlFollows = redirects.libcurlMayFollow(headers)
+        request.followRedirects = libcurlFollows
+        request.maxRedirects = redirectsLeft
+        request.redirectOrigin = redirects.jobURL
         request.lowSpeedSeconds = stallSeconds
         // Under a limit, smaller network chunks keep the pace smooth (each chunk is paid for whole).
         request.receiveBufferSize = pacer.chunkLimit(request.receiveBufferSize)
@@ -160,10 +179,19 @@ final class DownloadTransfer: Transfer {
     private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let head = parser.consume(String(decoding: bytes, as: UTF8.self)) else { return true }
         retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
-        switch DownloadDecision.decide(head, offset: offset, resume: resume) {
+        switch DownloadDecision.decide(head, offset: offset, resume: resume, followingRedirects: libcurlFollows) {
         case .ignore:
             if (300..<400).contains(head.status) { redirect = head.location }
             return true
+        case .redirect:
+            status = head.status
+            if let location = head.location, let target = CurlURL.resolve(location, against: url) {
+                verdict = redirectsLeft > 0 ? .redirect(to: target)
+                    : .failed(.network("stopped after \(RedirectGuard.maxRedirects) redirects"))
+            } else {
+                verdict = .failed(.httpStatus(head.status))
+            }
+            return false
         case .append(let total):
             status = head.status
             if let refusal = refuseSize(total) { return refusal }

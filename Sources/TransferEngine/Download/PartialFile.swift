@@ -31,7 +31,7 @@ public final class PartialFile: @unchecked Sendable {
     public init(path: String, create: Bool = true, directoryMode: mode_t = 0o755) throws(TransferError) {
         self.path = path
         if create { try Self.createDirectories(for: path, mode: directoryMode) }
-        var fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o600)
+        var fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o600) }
         guard fd >= 0 else { throw Self.error(path: path, operation: "create", errno: errno) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -43,8 +43,10 @@ public final class PartialFile: @unchecked Sendable {
         if replacedForeignFile {
             close(fd)
             guard create else { throw TransferError.io(path: path, operation: "trust", errno: EPERM) }
-            guard unlink(path) == 0 || errno == ENOENT else { throw Self.error(path: path, operation: "remove", errno: errno) }
-            fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o600)
+            guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else {
+                throw Self.error(path: path, operation: "remove", errno: errno)
+            }
+            fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o600) }
             guard fd >= 0, fstat(fd, &info) == 0 else {
                 let code = errno
                 if fd >= 0 { close(fd) }
@@ -116,13 +118,15 @@ public final class PartialFile: @unchecked Sendable {
     /// Only a regular file is ever replaced, and it keeps its mode; a new file gets `mode`.
     public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
         var existing = stat()
-        if lstat(destination, &existing) == 0 {
+        if RawPath.withCString(destination, { lstat($0, &existing) }) == 0 {
             guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
             if replacing { fchmod(descriptor, existing.st_mode & 0o7777) }
         } else {
             fchmod(descriptor, mode)
         }
-        let status = replacing ? rename(path, destination) : FileSystem.renameNoReplace(path, destination)
+        let status = RawPath.withCString(path) { from in
+            RawPath.withCString(destination) { to in replacing ? rename(from, to) : FileSystem.renameNoReplace(from, to) }
+        }
         guard status == 0 else {
             if errno == EEXIST { throw TransferError.destinationExists(path: destination) }
             throw Self.error(path: destination, operation: "rename into", errno: errno)
@@ -131,23 +135,23 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     public static func remove(_ path: String) {
-        unlink(path)
+        RawPath.withCString(path) { _ = unlink($0) }
     }
 
     /// The size of the file at `path` (not following a symlink), nil when there is none.
     public static func size(at path: String) -> Int64? {
         var info = stat()
-        return lstat(path, &info) == 0 ? Int64(info.st_size) : nil
+        return RawPath.withCString(path, { lstat($0, &info) }) == 0 ? Int64(info.st_size) : nil
     }
 
     public static func exists(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0
+        return RawPath.withCString(path, { lstat($0, &info) }) == 0
     }
 
     static func syncDirectory(of path: String) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = RawPath.withCString(directory.isEmpty ? "/" : directory) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)
@@ -159,8 +163,8 @@ public final class PartialFile: @unchecked Sendable {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/").dropLast() {
             prefix += "/" + component
-            if mkdir(prefix, mode) == 0 {
-                chmod(prefix, mode)
+            if RawPath.withCString(prefix, { mkdir($0, mode) }) == 0 {
+                RawPath.withCString(prefix) { _ = chmod($0, mode) }
             } else if errno != EEXIST {
                 throw error(path: prefix, operation: "create the directory", errno: errno)
             }
@@ -171,7 +175,7 @@ public final class PartialFile: @unchecked Sendable {
     /// symlink) is at `path`.
     public static func isOtherThanRegularFile(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG
+        return RawPath.withCString(path, { lstat($0, &info) }) == 0 && (info.st_mode & S_IFMT) != S_IFREG
     }
 
     static func error(path: String, operation: String, errno code: Int32) -> TransferError {

@@ -27,7 +27,7 @@ public enum HookRunner {
             return HookResult(durationMilliseconds: elapsed(), startError: problem)
         }
 
-        let variables: [UnsafeMutablePointer<CChar>?] = environment(overriddenBy: hook.environment).map { strdup($0) } + [nil]
+        let variables: [UnsafeMutablePointer<CChar>?] = environment(overriddenBy: hook.environment).map { RawPath.withCString($0) { strdup($0) } } + [nil]
         defer { for variable in variables { free(variable) } }
         var output = [CChar](repeating: 0, count: outputLimit)
         var length = 0
@@ -74,14 +74,15 @@ public enum HookRunner {
         return nil
     }
 
-    /// `NAME=value` lines: the daemon's variables in their order, overridden ones replaced in
-    /// place, new ones appended sorted by name.
+    /// `NAME=value` lines (`RawPath`s, so a path that is not UTF-8 reaches the hook as its
+    /// bytes): the daemon's variables in their order, overridden ones replaced in place, new
+    /// ones appended sorted by name.
     static func environment(overriddenBy overrides: [String: String]) -> [String] {
         var result: [String] = []
         var replaced: Set<String> = []
         var entry: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
         while let pointer = entry?.pointee {
-            let line = String(cString: pointer)
+            let line = RawPath.string(cString: pointer)
             if let equals = line.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 let name = String(line[..<equals])
                 if let value = overrides[name] {

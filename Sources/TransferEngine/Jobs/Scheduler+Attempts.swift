@@ -142,6 +142,9 @@ extension Scheduler {
                 scheduleRetryTimer()
             }
             startNext()
+        case .redirect(let target):
+            guard let download else { preconditionFailure("only a download follows a redirect itself") }
+            follow(scheduled, attempt: attempt, from: download, to: target)
         case .startOver(let reason):
             logger.info("job \(id): attempt \(attempt): \(reason); starting over from byte 0")
             let fresh = checkpoint.map { ResumeState(partialPath: $0.partialPath) }
@@ -158,6 +161,20 @@ extension Scheduler {
             })
             startNext()
         }
+    }
+
+    /// A redirect transferd follows itself (`RedirectGuard`): the attempt goes on at `target` in
+    /// a new request, which carries the secret headers only if `target` is the job's origin.
+    private func follow(_ scheduled: ScheduledJob, attempt: Int, from download: DownloadTransfer, to target: String) {
+        let redirects = RedirectGuard(jobURL: scheduled.job.url, tls: tlsOptions(scheduled.job))
+        if let refusal = redirects.refusal(of: target) {
+            return conclude(scheduled, attempt: attempt, outcome: .failed(refusal), transfer: download)
+        }
+        let headers = redirects.headers(download.headers, to: target)
+        let dropped = headers.count < download.headers.count ? " (another origin: without the secret headers)" : ""
+        logger.info("job \(scheduled.id): attempt \(attempt) is redirected to \(Redaction.url(target))\(dropped)")
+        launchDownload(scheduled, attempt: attempt, url: target, headers: headers, redirectsLeft: download.redirectsLeft - 1,
+                       file: download.file, resume: download.checkpoint)
     }
 
     /// Waiting with a due time, paused (disk full), or failed, with the reason it is not retried.

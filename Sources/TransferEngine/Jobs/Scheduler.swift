@@ -184,18 +184,8 @@ public final class Scheduler {
                 logger.warn("job \(id): \(startedOver.message); starting over from byte 0")
                 scheduled.job.bytesDone = 0
             }
-            launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
-                let pacer = Pacer(loop: loop, global: downBucket, rate: scheduled.job.limit, clock: clock)
-                let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: scheduled.job.url,
-                                                    headers: scheduled.job.headers, tls: tlsOptions(scheduled.job),
-                                                    pacer: pacer, stallSeconds: configuration.stallSeconds,
-                                                    maxFilesize: scheduled.job.maxFilesize ?? configuration.maxFilesize,
-                                                    file: file, resume: resume)
-                transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
-                transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
-                logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)")
-                return transfer
-            }
+            launchDownload(scheduled, attempt: attempt, url: scheduled.job.url, headers: scheduled.job.requestHeaders,
+                           file: file, resume: resume)
         case .success(.upload(let body, let collections)):
             makeCollections(collections, for: scheduled, attempt: attempt) { [unowned self] in
                 launch(scheduled, attempt: attempt) { () throws(TransferError) -> any Transfer in
@@ -228,8 +218,32 @@ public final class Scheduler {
         return tls
     }
 
-    /// Creates the attempt's transfer and hands its easy handle to the engine.
-    private func launch(_ scheduled: ScheduledJob, attempt: Int, _ make: () throws(TransferError) -> any Transfer) {
+    /// Starts a download attempt's request to `url`: the job's own, or a step of a redirect that
+    /// transferd follows itself (`RedirectGuard`; `redirectsLeft` then counts down).
+    func launchDownload(_ scheduled: ScheduledJob, attempt: Int, url: String, headers: [String],
+                        redirectsLeft: Int = RedirectGuard.maxRedirects, file: PartialFile, resume: ResumeState) {
+        let id = scheduled.id
+        let first = redirectsLeft == RedirectGuard.maxRedirects
+        launch(scheduled, attempt: attempt, announced: first) { () throws(TransferError) -> any Transfer in
+            let pacer = Pacer(loop: loop, global: downBucket, rate: scheduled.job.limit, clock: clock)
+            let tls = tlsOptions(scheduled.job)
+            let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: url, headers: headers, tls: tls,
+                                                redirects: RedirectGuard(jobURL: scheduled.job.url, tls: tls),
+                                                redirectsLeft: redirectsLeft, pacer: pacer,
+                                                stallSeconds: configuration.stallSeconds,
+                                                maxFilesize: scheduled.job.maxFilesize ?? configuration.maxFilesize,
+                                                file: file, resume: resume)
+            transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
+            transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
+            if first { logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)") }
+            return transfer
+        }
+    }
+
+    /// Creates the attempt's transfer and hands its easy handle to the engine; `announced`:
+    /// publishes that the attempt started (not again for a step of a redirect).
+    private func launch(_ scheduled: ScheduledJob, attempt: Int, announced: Bool = true,
+                        _ make: () throws(TransferError) -> any Transfer) {
         let transfer: any Transfer
         do {
             transfer = try make()
@@ -242,6 +256,7 @@ public final class Scheduler {
         }
         scheduled.transfer = transfer
         transfersByEasy[ObjectIdentifier(transfer.easy)] = scheduled.id
+        guard announced else { return }
         var event = TransferEvent(.attemptStarted, job: scheduled.id)
         event.attempt = attempt
         event.bytesDone = scheduled.live.bytesDone

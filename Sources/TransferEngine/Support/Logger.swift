@@ -3,7 +3,9 @@ import Glibc
 #endif
 import FoundationEssentials
 
-/// A leveled logger that writes single lines to stderr. Passed in, never global.
+/// A leveled logger that writes single lines to stderr. Passed in, never global. A message
+/// holds server bytes and file names: its control characters are escaped (`TerminalText`), so
+/// that it stays one line and a terminal following the log obeys none of them.
 /// Thread: any (each line is one write(2)).
 public struct Logger: Sendable {
     public enum Level: Int, Comparable, Sendable, CaseIterable {
@@ -42,7 +44,7 @@ public struct Logger: Sendable {
     private func log(_ messageLevel: Level, _ message: @autoclosure () -> String) {
         guard messageLevel >= level else { return }
         let time = Timestamp.now.iso8601
-        let line = "\(time) \(messageLevel.name) \(label): \(message())\n"
+        let line = "\(time) \(messageLevel.name) \(label): \(TerminalText.escape(message()))\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }

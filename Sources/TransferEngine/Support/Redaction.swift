@@ -8,7 +8,7 @@ public enum Redaction {
     /// Secret names, compared without case: credential headers, and the parameters of presigned
     /// URLs (S3, GCS, Azure's `sig`), S3 and GCS presigned POST forms and common API tokens.
     public static let secretNames: Set<String> = [
-        "authorization", "cookie", "proxy-authorization", "x-api-key",
+        "authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "x-auth-token",
         "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
         "sig", "signature", "token", "access_token", "api_key", "apikey", "key", "password", "policy",
     ]

@@ -30,7 +30,7 @@ public struct StatePaths: Equatable, Sendable {
         if !result.hasPrefix("/") {
             var cwd = "/"
             if let pointer = getcwd(nil, 0) {
-                cwd = String(cString: pointer)
+                cwd = RawPath.string(cString: pointer)
                 free(pointer)
             }
             result = (cwd == "/" ? "" : cwd) + "/" + result

@@ -16,14 +16,16 @@ struct BodyPart: Sendable {
 
     init(_ part: FormPart, boundary: String, first: Bool, reader: SourceReader?) {
         opening = Array(((first ? "" : "\r\n") + "--" + boundary + "\r\n").utf8)
+        let disposition = Array("Content-Disposition: form-data; name=\"".utf8)
         switch part {
         case .field(let name, let value):
-            headers = Array("Content-Disposition: form-data; name=\"\(Self.escape(name))\"\r\n\r\n".utf8)
-            content = .bytes(Array(value.utf8))
-            contentLength = Int64(value.utf8.count)
+            headers = disposition + Self.escape(name) + Array("\"\r\n\r\n".utf8)
+            let bytes = RawPath.bytes(of: value)
+            content = .bytes(bytes)
+            contentLength = Int64(bytes.count)
         case .file(let name, let source, let filename, let contentType):
-            headers = Array(("Content-Disposition: form-data; name=\"\(Self.escape(name))\"; " +
-                             "filename=\"\(Self.escape(filename))\"\r\nContent-Type: \(contentType)\r\n\r\n").utf8)
+            headers = disposition + Self.escape(name) + Array("\"; filename=\"".utf8) + Self.escape(filename)
+                + Array("\"\r\nContent-Type: \(contentType)\r\n\r\n".utf8)
             content = .file(reader)
             contentLength = source.size
         }
@@ -33,15 +35,16 @@ struct BodyPart: Sendable {
     var length: Int64 { Int64(opening.count + headers.count).saturatingAdd(contentLength) }
 
     /// Quoted-parameter escaping as browsers do it (HTML form-data): `"` → %22, CR → %0D,
-    /// LF → %0A; everything else, non-ASCII included, goes as UTF-8.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "%22"
-            case "\r": escaped += "%0D"
-            case "\n": escaped += "%0A"
-            default: escaped.unicodeScalars.append(scalar)
+    /// LF → %0A; everything else, non-ASCII included, goes as it is: UTF-8, or the bytes of a
+    /// file name that is not UTF-8 (names, values and file names are `RawPath`s).
+    static func escape(_ text: String) -> [UInt8] {
+        var escaped: [UInt8] = []
+        for byte in RawPath.bytes(of: text) {
+            switch byte {
+            case UInt8(ascii: "\""): escaped += Array("%22".utf8)
+            case UInt8(ascii: "\r"): escaped += Array("%0D".utf8)
+            case UInt8(ascii: "\n"): escaped += Array("%0A".utf8)
+            default: escaped.append(byte)
             }
         }
         return escaped

@@ -4,6 +4,7 @@ import Glibc
 
 /// A file to upload as it was when the job was queued: a later size or mtime means it changed.
 public struct SourceFile: Codable, Equatable, Sendable {
+    /// A `RawPath`: its bytes are the file's name, UTF-8 or not.
     public var path: String
     public var size: Int64
     /// st_mtim in nanoseconds since the epoch.
@@ -18,11 +19,11 @@ public struct SourceFile: Codable, Equatable, Sendable {
     /// Takes the snapshot now; nil with a reason when the path is not a readable regular file.
     public static func snapshot(_ path: String) -> Result<SourceFile, TransferError> {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
+        guard RawPath.withCString(path, { stat($0, &info) }) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             return .failure(.io(path: path, operation: "upload (not a regular file)", errno: 0))
         }
-        guard access(path, R_OK) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
+        guard RawPath.withCString(path, { access($0, R_OK) }) == 0 else { return .failure(.io(path: path, operation: "read", errno: errno)) }
         guard NumericLimits.bytes.contains(Int64(info.st_size)) else {
             return .failure(.io(path: path, operation: "upload (larger than \(NumericLimits.bytes.range.upperBound) bytes)", errno: 0))
         }
@@ -45,7 +46,7 @@ public final class SourceReader: @unchecked Sendable {
     /// Opens the file and fails with `source_changed` when it no longer matches the snapshot.
     public init(_ source: SourceFile) throws(TransferError) {
         self.source = source
-        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+        let fd = RawPath.withCString(source.path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             if errno == ENOENT { throw .sourceChanged("\(source.path) was removed after the job was queued") }
             throw .file(path: source.path, operation: "open", errno: errno)

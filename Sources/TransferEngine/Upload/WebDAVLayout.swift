@@ -8,11 +8,12 @@ public enum WebDAVLayout {
         base(prefix) + relativePath.split(separator: "/", omittingEmptySubsequences: false).map(encode).joined(separator: "/")
     }
 
-    /// One path segment with every byte but RFC 3986's unreserved characters percent-encoded
-    /// as UTF-8 (a space is `%20`, `é` is `%C3%A9`, `/` inside a name `%2F`).
+    /// One path segment (a `RawPath`) with every byte but RFC 3986's unreserved characters
+    /// percent-encoded: a space is `%20`, `é` is `%C3%A9`, `/` inside a name `%2F`, and a byte
+    /// of a name that is not UTF-8 is itself (`%FF`).
     public static func encode(_ segment: Substring) -> String {
         var encoded = ""
-        for byte in segment.utf8 {
+        for byte in RawPath.bytes(of: segment) {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),

@@ -53,6 +53,14 @@ final class CLI {
         runner.run(binaries.transferctl, ["--state-dir", stateDir.path] + arguments, timeout: timeout)
     }
 
+    /// `transferctl --state-dir DIR ARGS...` with arguments that are bytes, not necessarily
+    /// UTF-8 (Foundation would send them as UTF-8): `/bin/sh`'s printf makes each one.
+    func run(rawArguments: [[UInt8]], timeout: TimeInterval = 20) -> CommandResult {
+        let words = ([Array(binaries.transferctl.path.utf8), Array("--state-dir".utf8), Array(stateDir.path.utf8)] + rawArguments)
+            .map { bytes in "\"$(printf '" + bytes.map { "\\" + String($0, radix: 8) }.joined() + "')\"" }
+        return runner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "exec " + words.joined(separator: " ")], timeout: timeout)
+    }
+
     /// Runs with `--json` and parses stdout; throws unless the exit code is 0.
     func json(_ arguments: [String], timeout: TimeInterval = 20) throws -> Any {
         let result = run(["--json"] + arguments, timeout: timeout)

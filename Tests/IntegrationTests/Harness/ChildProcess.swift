@@ -15,11 +15,14 @@ struct HarnessError: Error, CustomStringConvertible {
 /// Outcome of a short-lived command.
 struct CommandResult {
     let command: String
+    /// The output as UTF-8 (a byte that is not UTF-8 shows as U+FFFD); `…Bytes` as written.
     let stdout: String
     let stderr: String
     /// Exit status, or the signal number when the process was killed by a signal.
     let exitCode: Int32
     let timedOut: Bool
+    var stdoutBytes: [UInt8] = []
+    var stderrBytes: [UInt8] = []
 
     var trimmedStdout: String { stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
     var trimmedStderr: String { stderr.trimmingCharacters(in: .whitespacesAndNewlines) }
@@ -153,12 +156,16 @@ final class CommandRunner {
             child.send(signal: SIGKILL)
             status = child.waitForExit(timeout: 10)
         }
+        let stdout = [UInt8]((try? Data(contentsOf: outURL)) ?? Data())
+        let stderr = [UInt8]((try? Data(contentsOf: errURL)) ?? Data())
         return CommandResult(
             command: command,
-            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "",
+            stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self),
             exitCode: timedOut ? -1 : (status ?? -1),
-            timedOut: timedOut)
+            timedOut: timedOut,
+            stdoutBytes: stdout,
+            stderrBytes: stderr)
     }
 }
 

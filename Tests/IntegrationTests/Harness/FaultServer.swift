@@ -84,9 +84,23 @@ final class FaultServer {
         return found
     }
 
+    /// `/redirect?to=TARGET`: answered `status` with `Location: TARGET`.
+    func redirectURL(to target: String, status: Int = 302) -> String {
+        "\(baseURL)/redirect?to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target)&status=\(status)"
+    }
+
+    /// The headers of each request logged for `path` (`/redirect`, `/files/NAME`), in order,
+    /// by lower-cased name.
+    func requestHeaders(_ path: String) -> [[String: String]] {
+        ((try? log()) ?? []).filter { $0["path"] as? String == path }.map { entry in
+            let headers = entry["headers"] as? [String: String] ?? [:]
+            return Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+        }
+    }
+
     func describeLog() -> String {
         let entries = ((try? log()) ?? []).map { entry -> String in
-            let keys = ["n", "method", "name", "query", "range", "ifRange", "status", "bytesSent",
+            let keys = ["n", "method", "path", "query", "range", "ifRange", "status", "location", "bytesSent",
                         "contentLength", "version", "fault", "clientClosed"]
             return keys.compactMap { key in entry[key].flatMap { $0 is NSNull ? nil : "\(key)=\($0)" } }
                 .joined(separator: " ")

@@ -92,5 +92,6 @@ final class RcloneWebDAV {
         }
     }
 
-    func log() -> String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+    /// The log, with bytes that are not UTF-8 (names that are not) shown as U+FFFD.
+    func log() -> String { (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 }

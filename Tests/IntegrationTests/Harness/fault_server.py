@@ -7,8 +7,10 @@ Routes
   GET|HEAD /files/<name>?size=N&...   a deterministic entity derived from <name>
   GET /sha256/<name>?size=N&version=V JSON {"sha256", "size", "etag"} of an entity
                                       (not counted, no faults)
-  GET /log                            JSON list of every request served so far
-  GET /redirect?to=URL                302 with `Location: URL` as given (logged, name "redirect")
+  GET /log                            JSON list of every request served so far (with the
+                                      request's headers)
+  GET /redirect?to=URL[&status=S]     answers S (default 302) with Location: URL (logged, name
+                                      "redirect")
   GET|POST /reset                     clears per-name counters and the log
   PUT|POST /upload/<name>?...         reads the body, counted per name; faults drop=N (close
                                       after N body bytes; N = the whole body loses the answer),
@@ -32,9 +34,19 @@ Faults (query parameters). GET requests are counted per name (1-based); a fault 
   shift_range=K     a 206 starts K bytes after the requested start (all requests)
   redirect=URL      answer 302 with Location: URL
   ignore_range=1    always 200 with the whole entity (still claims Accept-Ranges: bytes)
+  ignore_if_range=1 answer a Range with 206 even when If-Range does not match (as moto
+                    does): with change_after, a 206 of version 2 to a client holding version 1
   rate=B            trickle the body at B bytes per second (all requests)
   endless=1         200 without a length, then the entity over and over until the client
                     closes (at most 256 MiB)
+
+A name may hold any character, percent-encoded in the URL: the ETag carries it as it is
+(`/files/a%1Bb` has the ETag "a<ESC>b-v1").
+
+Uploads (PUT|POST /upload/NAME) take drop, status, retry_after, stall and times as above, and
+  hostile=1         answer 201 with terminal control sequences (ESC, CSI, OSC, BEL, CR,
+                    DEL, C1, a bidi override, a byte that is not UTF-8) in the body and in
+                    the ETag and X-Note headers: HOSTILE_BODY, HOSTILE_ETAG, HOSTILE_NOTE
 """
 
 import argparse
@@ -48,6 +60,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 DEFAULT_SIZE = 2 * 1024 * 1024
+HOSTILE_BODY = (b'{"id": "\x1b[31mred\x1b[0m"}\r\n\x1b]0;pwned\x07\x1b[2J\rover\x7f\n'
+                b'\xc2\x9b2J \xe2\x80\xaeevil \xff\n')
+HOSTILE_ETAG = '"\x1b[5mblink\x07"'
+HOSTILE_NOTE = "\x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\ \x9b"
 LAST_MODIFIED = {1: "Mon, 01 Jan 2024 00:00:00 GMT", 2: "Tue, 02 Jan 2024 00:00:00 GMT"}
 
 LOCK = threading.Lock()
@@ -248,9 +264,15 @@ class Handler(BaseHTTPRequestHandler):
                           sha256=digest.hexdigest() if complete else None,
                           fault="status" if faulty and "status" in query else None)
         body = json.dumps({"stored": name, "size": received}).encode()
+        hostile = query.get("hostile") == "1"
+        if hostile:
+            body = HOSTILE_BODY
         self.send_response(status)
         if faulty and "retry_after" in query:
             self.send_header("Retry-After", query["retry_after"])
+        if hostile:
+            self.send_header("ETag", HOSTILE_ETAG)
+            self.send_header("X-Note", HOSTILE_NOTE)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -269,6 +291,8 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 snapshot = [dict(r) for r in LOG]
             return self.send_json(snapshot)
+        if path == "/redirect":
+            return self.redirect(query)
         if path.startswith("/sha256/"):
             name = path[len("/sha256/"):]
             size = int(query.get("size", DEFAULT_SIZE))
@@ -276,15 +300,6 @@ class Handler(BaseHTTPRequestHandler):
             data = entity(name, version, size)
             return self.send_json({"sha256": hashlib.sha256(data).hexdigest(), "size": size,
                                    "etag": etag(name, version)})
-        if path == "/redirect":
-            with LOCK:
-                LOG.append({"n": len(LOG) + 1, "method": self.command, "path": path, "name": "redirect",
-                            "query": parts.query, "status": 302, "time": time.time()})
-            self.send_response(302)
-            self.send_header("Location", query.get("to", "/"))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
         if path.startswith("/files/"):
             return self.serve_file(path[len("/files/"):], query, parts.query, head)
         body = b"not found\n"
@@ -293,6 +308,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+    def redirect(self, query):
+        status = int(query.get("status", 302))
+        with LOCK:
+            LOG.append({"n": len(LOG) + 1, "method": self.command, "path": "/redirect", "name": "redirect", "status": status,
+                        "location": query.get("to"), "headers": dict(self.headers.items()), "time": time.time()})
+        body = b"moved\n"
+        self.send_response(status)
+        self.send_header("Location", query.get("to", "/"))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def serve_file(self, name, query, raw_query, head):
         size = int(query.get("size", DEFAULT_SIZE))
@@ -308,6 +335,7 @@ class Handler(BaseHTTPRequestHandler):
                 "query": raw_query, "range": self.headers.get("Range"),
                 "ifRange": self.headers.get("If-Range"), "status": None, "bytesSent": 0,
                 "contentLength": None, "version": None, "fault": None, "time": time.time(),
+                "headers": dict(self.headers.items()),
             }
             LOG.append(record)
         faulty = (not head) and number <= times
@@ -368,7 +396,7 @@ class Handler(BaseHTTPRequestHandler):
         if query.get("ignore_range") != "1":
             ranged = parse_range(self.headers.get("Range"), size)
             if_range = self.headers.get("If-Range")
-            if ranged is not None and if_range is not None:
+            if ranged is not None and if_range is not None and query.get("ignore_if_range") != "1":
                 if if_range.startswith('"') or if_range.startswith("W/"):
                     matches = if_range == tag      # strong comparison: W/ never matches
                 else:

@@ -1,0 +1,51 @@
+import FoundationEssentials
+
+/// Where a download's secret headers (`Redaction`: `Authorization`, `Proxy-Authorization`,
+/// `Cookie`, `X-Api-Key`…) may go when the server redirects it: only to the origin (scheme, host
+/// and port) of the job's URL, unless the job trusts every location (`--location-trusted`).
+/// libcurl, following redirects itself, drops only `Authorization` and `Cookie` at another
+/// host, so a request that carries a secret is never left to it: transferd follows those
+/// redirects one by one (`AttemptOutcome.redirect`), keeping the secrets at the origin and
+/// dropping them for good at the first step elsewhere, from where libcurl may follow the rest.
+/// Pure. Thread: any.
+struct RedirectGuard: Sendable {
+    /// How many redirects one attempt follows, as curl's `--max-redirs 10`.
+    static let maxRedirects = 10
+
+    /// The job's URL: its origin may see the secrets.
+    let jobURL: String
+    let tls: TLSOptions
+
+    /// Whether libcurl may follow the redirects of a request with `headers` by itself.
+    func libcurlMayFollow(_ headers: [String]) -> Bool {
+        tls.locationTrusted || !headers.contains(where: { Redaction.isSecret(header: $0) })
+    }
+
+    /// The headers of the step to `url` of a request that had `headers`: the secrets only at
+    /// the job's origin.
+    func headers(_ headers: [String], to url: String) -> [String] {
+        let home = Self.origin(of: url).map { $0 == Self.origin(of: jobURL) } ?? false
+        return tls.locationTrusted || home ? headers : Redaction.withoutSecrets(headers)
+    }
+
+    /// Why the step to `url` may not be taken: https to http, unless the job allows it (as
+    /// libcurl refuses the redirects it follows; a scheme other than http and https libcurl
+    /// refuses when the step starts).
+    func refusal(of url: String) -> TransferError? {
+        Self.origin(of: url)?.scheme == "http" && !tls.redirectSchemes(from: jobURL).contains("http") ? .insecureRedirect(to: url) : nil
+    }
+
+    struct Origin: Equatable {
+        var scheme: String
+        var host: String
+        var port: Int
+    }
+
+    /// `scheme://host:port`, with the scheme's default port when none is given.
+    static func origin(of url: String) -> Origin? {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased() else {
+            return nil
+        }
+        return Origin(scheme: scheme, host: host, port: parsed.port ?? (scheme == "https" ? 443 : 80))
+    }
+}
