@@ -34,9 +34,6 @@ CURLcode tds_easy_setopt_data_callback(CURL *easy, CURLoption option,
                                        size_t (*callback)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(easy, option, callback);
 }
-CURLcode tds_easy_setopt_xferinfo_callback(CURL *easy, curl_xferinfo_callback callback) {
-    return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
-}
 
 CURLcode tds_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
@@ -44,19 +41,10 @@ CURLcode tds_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
 CURLcode tds_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(easy, info, value);
 }
-CURLcode tds_easy_getinfo_double(CURL *easy, CURLINFO info, double *value) {
-    return curl_easy_getinfo(easy, info, value);
-}
 CURLcode tds_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
     return curl_easy_getinfo(easy, info, value);
 }
-CURLcode tds_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
-    return curl_easy_getinfo(easy, info, value);
-}
 
-CURLMcode tds_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
-}
 CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
     return curl_multi_setopt(multi, option, value);
 }
@@ -70,7 +58,6 @@ CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callbac
 size_t tds_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 size_t tds_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 size_t tds_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
-int tds_pause_all(void) { return CURLPAUSE_ALL; }
 int tds_pause_cont(void) { return CURLPAUSE_CONT; }
 
 // Opens a transfer's socket as libcurl would (and close-on-exec); when socket(2) fails, its

@@ -12,6 +12,9 @@ enum DaemonArguments {
         var message: String
     }
 
+    /// The defaults the help shows: the configuration's own.
+    private static let defaults = Scheduler.Configuration()
+
     static let help = """
         usage: transferd [options]
 
@@ -21,17 +24,17 @@ enum DaemonArguments {
           --state-dir DIR      database and socket directory (default: $TRANSFERD_STATE_DIR,
                                else $XDG_STATE_HOME/transferd, else ~/.local/state/transferd)
           --socket PATH        control socket (default: DIR/transferd.sock or $TRANSFERD_SOCKET)
-          --max-active N       transfers running at once (default: 4)
-          --max-per-host N     transfers to one host (scheme, name and port) at once (default: 4)
+          --max-active N       transfers running at once (default: \(defaults.maxActive))
+          --max-per-host N     transfers to one host (scheme, name and port) at once (default: \(defaults.maxPerHost))
           --limit-down RATE    global download limit, e.g. 4M (default: unlimited)
           --limit-up RATE      global upload limit (default: unlimited)
           --limit-schedule T   a bandwidth timetable, e.g. "Mon-Fri 08:00-18:00 down=1M up=512K; * off"
                                ('' removes it); limits and timetable persist across restarts
           --cacert FILE        CA bundle (PEM) for jobs that name none
-          --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: 60)
-          --retry N            retries after a failed attempt, for jobs that do not say (default: 7)
-          --no-progress-timeout S  fail a job that moves no byte for S seconds (default: 1800)
-          --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: 60)
+          --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: \(defaults.stallSeconds))
+          --retry N            retries after a failed attempt, for jobs that do not say (default: \(defaults.defaultRetries))
+          --no-progress-timeout S  fail a job that moves no byte for S seconds (default: \(defaults.noProgressSeconds))
+          --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: \(defaults.hookTimeoutSeconds))
           --max-filesize SIZE  fail a download (too_large) whose body passes SIZE, e.g. 50G, unless the
                                job sets its own (default: none)
           --log-level LEVEL    debug, info, warn or error (default: info)
@@ -47,19 +50,11 @@ enum DaemonArguments {
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
         var stateDirectory: String?
         var socket: String?
-        var maxActive = 4
-        var maxPerHost = 4
-        var hookSeconds = 60
+        var configuration = Scheduler.Configuration()
         var limitDown: Int64??
         var limitUp: Int64??
         var limitSchedule: LimitSchedule??
-        var cacert: String?
-        var stallSeconds = 60
-        var defaultRetries = 7
-        var noProgressSeconds = 30 * 60
         var level = Logger.Level.info
-        var wallClock = WallClock.system
-        var maxFilesize: Int64?
         var index = 0
         func value(_ option: String) throws(UsageError) -> String {
             index += 1
@@ -73,9 +68,9 @@ enum DaemonArguments {
             case "--version": return .version
             case "--state-dir": stateDirectory = try value(argument)
             case "--socket": socket = try value(argument)
-            case "--max-active": maxActive = try number(argument, try value(argument), NumericLimits.transfers)
-            case "--max-per-host": maxPerHost = try number(argument, try value(argument), NumericLimits.transfers)
-            case "--hook-timeout": hookSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
+            case "--max-active": configuration.maxActive = try number(argument, try value(argument), NumericLimits.transfers)
+            case "--max-per-host": configuration.maxPerHost = try number(argument, try value(argument), NumericLimits.transfers)
+            case "--hook-timeout": configuration.hookTimeoutSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
             case "--limit-down", "--limit-up":
                 let text = try value(argument)
                 let rate: Int64?
@@ -88,22 +83,22 @@ enum DaemonArguments {
                 } catch {
                     throw UsageError(message: error.message)
                 }
-            case "--stall-timeout": stallSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
-            case "--retry": defaultRetries = try number(argument, try value(argument), NumericLimits.retries)
+            case "--stall-timeout": configuration.stallSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
+            case "--retry": configuration.defaultRetries = try number(argument, try value(argument), NumericLimits.retries)
             case "--no-progress-timeout":
-                noProgressSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
+                configuration.noProgressSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
             case "--max-filesize":
                 let text = try value(argument)
-                do { maxFilesize = try ByteCount.parse(text) } catch { throw UsageError(message: "--max-filesize: \(error.message)") }
+                do { configuration.maxFilesize = try ByteCount.parse(text) } catch { throw UsageError(message: "--max-filesize: \(error.message)") }
             case "--test-clock":
                 // For tests only, and so not in the help: timetables see this instant now.
                 let text = try value(argument)
                 guard let instant = Timestamp(iso8601: text) else {
                     throw UsageError(message: "--test-clock needs an ISO 8601 time like 2026-11-28T12:00:00Z, got '\(text)'")
                 }
-                wallClock = WallClock(startingAt: instant)
+                configuration.wallClock = WallClock(startingAt: instant)
             case "--cacert":
-                cacert = StatePaths.absolute(try value(argument))
+                configuration.cacert = StatePaths.absolute(try value(argument))
             case "--log-level":
                 let text = try value(argument)
                 guard let parsed = Logger.Level(name: text) else {
@@ -116,18 +111,10 @@ enum DaemonArguments {
             index += 1
         }
         var options = Daemon.Options(paths: StatePaths(stateDirectory: stateDirectory, socket: socket))
-        options.maxActive = maxActive
-        options.maxPerHost = maxPerHost
-        options.hookSeconds = hookSeconds
         options.limitDown = limitDown
         options.limitUp = limitUp
         options.limitSchedule = limitSchedule
-        options.cacert = cacert
-        options.stallSeconds = stallSeconds
-        options.defaultRetries = defaultRetries
-        options.noProgressSeconds = noProgressSeconds
-        options.wallClock = wallClock
-        options.maxFilesize = maxFilesize
+        options.scheduler = configuration
         return .run(options, level)
     }
 }

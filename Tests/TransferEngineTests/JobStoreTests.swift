@@ -75,6 +75,24 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
+    /// Why a job waits is a stored word the scheduler decides on (an offline host is probed
+    /// again after a restart), not the text of its reason; it is cleared when the job moves on.
+    @Test func aWaitingJobKeepsWhyItWaitsAsAWord() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        try store.beginAttempt(job.id, number: 1, rangeStart: 0)
+        try store.setState(job.id, StateChange(.waiting, reason: "a text that says nothing of hosts",
+                                               nextAttemptAt: Timestamp(milliseconds: 1), waitReason: .offline))
+        #expect(try store.job(job.id)?.waitReason == .offline)
+        #expect(try store.unfinishedJobs().first?.waitReason == .offline)
+        try store.setState(job.id, StateChange(.queued, reason: "retrying"))
+        #expect(try store.job(job.id)?.waitReason == nil)
+        try store.setState(job.id, StateChange(.waiting, reason: "offline: reads like one", waitReason: .backoff))
+        #expect(try store.job(job.id)?.waitReason == .backoff, "the text decides nothing")
+        try store.beginAttempt(job.id, number: 2, rangeStart: 0)
+        #expect(try store.job(job.id)?.waitReason == nil)
+    }
+
     @Test func aFailedTransactionLeavesNothingBehind() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)

@@ -17,15 +17,11 @@ CURLcode tds_easy_setopt_string(CURL *easy, CURLoption option, const char *value
 CURLcode tds_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value);
 CURLcode tds_easy_setopt_data_callback(CURL *easy, CURLoption option,
                                        size_t (*callback)(char *, size_t, size_t, void *));
-CURLcode tds_easy_setopt_xferinfo_callback(CURL *easy, curl_xferinfo_callback callback);
 
 CURLcode tds_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode tds_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
-CURLcode tds_easy_getinfo_double(CURL *easy, CURLINFO info, double *value);
 CURLcode tds_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
-CURLcode tds_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value);
 
-CURLMcode tds_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
 CURLMcode tds_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback);
 CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback);
@@ -38,7 +34,6 @@ CURLcode tds_easy_record_socket_errors(CURL *easy, int *socket_errno);
 size_t tds_writefunc_pause(void);
 size_t tds_readfunc_pause(void);
 size_t tds_readfunc_abort(void);
-int tds_pause_all(void);
 int tds_pause_cont(void);
 
 /// The uid of the process on the other end of a connected Unix socket (SO_PEERCRED), or -1.

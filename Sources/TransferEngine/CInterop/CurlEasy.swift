@@ -81,7 +81,6 @@ public final class CurlEasy {
         self.handle = handle
         let me = Unmanaged.passUnretained(self).toOpaque()
         try check(tds_easy_setopt_string(handle, CURLOPT_URL, request.url))
-        try check(tds_easy_setopt_pointer(handle, CURLOPT_PRIVATE, me))
         try check(tds_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
         try check(tds_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, request.receiveBufferSize))
         try check(tds_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0))
@@ -207,12 +206,6 @@ public final class CurlEasy {
     /// Continues a transfer paused by `WriteAction.pause`. May call the write callback at once.
     public func unpause() {
         _ = curl_easy_pause(handle, tds_pause_cont())
-    }
-
-    static func owner(of handle: OpaquePointer) -> CurlEasy? {
-        var pointer: UnsafeMutableRawPointer?
-        guard tds_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
-        return Unmanaged<CurlEasy>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     private func configure(_ tls: TLSOptions) throws(CurlCode) {

@@ -42,8 +42,6 @@ public final class CurlMulti {
         curl_multi_cleanup(handle)
     }
 
-    public var count: Int { easies.count }
-
     public func add(_ easy: CurlEasy) throws(CurlMultiCode) {
         try CurlMultiCode.check(curl_multi_add_handle(handle, easy.handle))
         easies[easy.handle] = easy

@@ -1,13 +1,10 @@
 import CTransferSupport
 
-/// An SQLite result code (extended codes on). Match on `primary`, never on message text.
+/// An SQLite result code (extended codes on). Match on codes, never on message text.
 public struct SQLiteResultCode: RawRepresentable, Equatable, Sendable, CustomStringConvertible {
     public var rawValue: Int32
 
     public init(rawValue: Int32) { self.rawValue = rawValue }
-
-    /// The primary code: the low byte of an extended code.
-    public var primary: SQLiteResultCode { SQLiteResultCode(rawValue: rawValue & 0xFF) }
 
     public static let ok = SQLiteResultCode(rawValue: SQLITE_OK)
     public static let row = SQLiteResultCode(rawValue: SQLITE_ROW)

@@ -7,25 +7,13 @@ import Glibc
 public final class Daemon {
     public struct Options: Sendable {
         public var paths: StatePaths
-        public var maxActive = 4
-        public var maxPerHost = 4
-        /// How long an `--on-complete`/`--on-fail` command may run before it is killed.
-        public var hookSeconds = 60
         /// Given on the command line (`.some(nil)`: unlimited); nil keeps what the database has.
         public var limitDown: Int64??
         public var limitUp: Int64??
         /// `--limit-schedule`: a timetable; "" removes the stored one; nil keeps it.
         public var limitSchedule: LimitSchedule??
-        public var cacert: String?
-        public var stallSeconds = 60
-        /// Retries after a failed attempt for jobs that do not say (`--retry` on a job wins).
-        public var defaultRetries = 7
-        /// A job that moves no byte for this long fails instead of retrying.
-        public var noProgressSeconds = 30 * 60
-        /// The date and time of day that timetables follow (tests pin it with `--test-clock`).
-        public var wallClock = WallClock.system
-        /// `--max-filesize`: for downloads that do not set their own.
-        public var maxFilesize: Int64?
+        /// The rest of the options, with their defaults.
+        public var scheduler = Scheduler.Configuration()
 
         public init(paths: StatePaths) { self.paths = paths }
     }
@@ -70,7 +58,7 @@ public final class Daemon {
             throw Failure.untrusted(problem)
         }
         try lock(paths.lock, directory: paths.directory)
-        let descriptors = DescriptorBudget(limit: Self.raiseDescriptorLimit(), maxActive: options.maxActive)
+        let descriptors = DescriptorBudget(limit: Self.raiseDescriptorLimit(), maxActive: options.scheduler.maxActive)
         signal(SIGPIPE, SIG_IGN)
         // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.
         signal(SIGXFSZ, SIG_IGN)
@@ -85,11 +73,12 @@ public final class Daemon {
             umask(previous)
             chmod(paths.database, 0o600)
             try jobStore.closeInterruptedAttempts()
-            try jobStore.releaseEndedDestinations()
             // A row that cannot run fails its job, not the daemon (no crash loop from stored data).
             for (id, problem) in try jobStore.quarantineInvalidJobs() {
                 logger.error("job \(id): failed as \(InvalidJob.code): \(problem.message)")
             }
+            // Ended jobs (quarantined ones too) own no destination.
+            try jobStore.releaseEndedDestinations()
             unfinished = try jobStore.unfinishedJobs()
             // Limits persist; options given now replace the stored ones.
             limits = try LimitSettings.load(from: jobStore) { [logger] in logger.warn("ignoring a stored limit: \($0)") }
@@ -103,17 +92,8 @@ public final class Daemon {
         }
 
         let loop = try UVLoop()
-        var configuration = Scheduler.Configuration()
-        configuration.maxActive = options.maxActive
-        configuration.maxPerHost = options.maxPerHost
-        configuration.hookTimeoutMilliseconds = options.hookSeconds.saturatingMultiply(1000)
+        var configuration = options.scheduler
         configuration.stateDirectory = paths.directory
-        configuration.cacert = options.cacert
-        configuration.stallSeconds = options.stallSeconds
-        configuration.defaultRetries = options.defaultRetries
-        configuration.noProgressMilliseconds = Int64(options.noProgressSeconds).saturatingMultiply(1000)
-        configuration.wallClock = options.wallClock
-        configuration.maxFilesize = options.maxFilesize
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }

@@ -1,19 +1,3 @@
-/// How an attempt ended, as the scheduler sees it.
-public enum AttemptOutcome: Equatable, Sendable {
-    /// Every byte of the entity is in the partial file.
-    case completed
-    case failed(TransferError)
-    /// The bytes we had cannot be continued: forget them and try again from byte 0.
-    case startOver(reason: String)
-    /// The response redirects to `url`, which the attempt goes on to in another request
-    /// (`RedirectGuard`): libcurl was not trusted to follow it with the request's secrets.
-    case redirect(to: String)
-
-    var failure: TransferError? {
-        if case .failed(let error) = self { error } else { nil }
-    }
-}
-
 /// One attempt of a download: owns the easy handle, decides from the response head what to do
 /// with the body, and appends it to the partial file. Thread: the loop thread.
 final class DownloadTransfer: Transfer {
@@ -123,6 +107,14 @@ final class DownloadTransfer: Transfer {
     }
 
     var transferred: Int64 { received }
+    var direction: TransferDirection { .down }
+    var progress: (done: Int64, total: Int64?) { (offset, resume.bytesTotal) }
+    var keptBytes: Int64 { checkpoint.bytesDurable }
+
+    /// Makes the bytes written since the last checkpoint durable, at least once a second.
+    func tick() {
+        if needsCheckpoint { onCheckpointDue(self) }
+    }
 
     var needsCheckpoint: Bool { !durabilityInFlight && offset > resume.bytesDurable && phase == .receiving }
 

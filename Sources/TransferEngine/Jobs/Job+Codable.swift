@@ -5,7 +5,7 @@ extension Job: Codable {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
              createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
-             retryUnsafe, maxFilesize
+             retryUnsafe, maxFilesize, waitReason
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -42,6 +42,7 @@ extension Job: Codable {
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
         try container.encode(maxFilesize, forKey: .maxFilesize)
+        try container.encode(waitReason, forKey: .waitReason)
         try container.encode(idempotencyKey, forKey: .idempotencyKey)
         try container.encode(retryUnsafe, forKey: .retryUnsafe)
     }
@@ -77,6 +78,7 @@ extension Job: Codable {
         onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
         onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
         maxFilesize = try container.decodeIfPresent(Int64.self, forKey: .maxFilesize)
+        waitReason = try container.decodeIfPresent(WaitReason.self, forKey: .waitReason)
         idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)
         retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe) ?? false
     }

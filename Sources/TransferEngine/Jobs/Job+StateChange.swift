@@ -6,6 +6,7 @@ extension Job {
         error = change.error
         if let status = change.httpStatus { httpStatus = status }
         nextAttemptAt = change.nextAttemptAt
+        waitReason = change.waitReason
         if let bytes = change.bytesDone { bytesDone = bytes }
         finishedAt = change.state.hasEnded ? now : nil
         updatedAt = now

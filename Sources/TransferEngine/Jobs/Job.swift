@@ -36,6 +36,8 @@ public struct Job: Equatable, Sendable {
     public var umask: Int?
     /// A download whose body passes this many bytes fails with `too_large` (nil: the daemon's).
     public var maxFilesize: Int64?
+    /// Why it waits, while `waiting`.
+    public var waitReason: WaitReason?
     /// POST uploads: the `Idempotency-Key` every attempt sends (nil when the user gave one).
     public var idempotencyKey: String?
     /// POST uploads: retry even when the server may have acted on the request (`--retry-unsafe`).

@@ -60,19 +60,16 @@ final class ScheduledJob {
         guard transfer != nil else { return }
         job = live
         // A download keeps its durable bytes; an upload starts its body again.
-        job.bytesDone = (transfer as? DownloadTransfer)?.checkpoint.bytesDurable ?? 0
+        job.bytesDone = transfer?.keptBytes ?? 0
         transfer = nil
     }
 
     /// The job as clients should see it: live bytes from the running transfer.
     var live: Job {
         var live = job
-        if let download = transfer as? DownloadTransfer {
-            live.bytesDone = download.offset
-            live.bytesTotal = download.resume.bytesTotal ?? job.bytesTotal
-        } else if let upload = transfer as? UploadTransfer {
-            live.bytesDone = upload.sent
-            live.bytesTotal = upload.contentLength
+        if let progress = transfer?.progress {
+            live.bytesDone = progress.done
+            live.bytesTotal = progress.total ?? job.bytesTotal
         }
         if let status = transfer?.status { live.httpStatus = status }
         return live

@@ -124,7 +124,7 @@ extension Scheduler {
             if discarded != nil { next.bytesDone = 0 }
             logger.info("job \(id): attempt \(attempt) failed: \(error.message); now \(next.state.rawValue)"
                 + (refusal.map { " (not retried: \($0.message))" } ?? ""))
-            if next.state == .waiting, case .unreachable = error { waitForHost(scheduled) }
+            if next.waitReason == .offline { waitForHost(scheduled) }
             if next.state == .waiting {
                 var event = TransferEvent(.retryScheduled, job: id)
                 event.attempt = attempt + 1
@@ -134,11 +134,12 @@ extension Scheduler {
                 events.publish(event)
             }
             scheduled.detach()
+            // A failed job keeps its bytes for `retry`; with none, it leaves no empty file behind.
+            // Either is removed before the end is recorded, which frees the destination.
             let emptyPartial = download != nil && next.state == .failed && (checkpoint?.bytesDurable ?? 0) == 0
                 ? scheduled.job.partialPath : nil
-            change(scheduled, next, syncing: discarded == nil ? file : nil, removing: discarded, alsoRecord: record) { [unowned self] _ in
-                // A failed job keeps its bytes for `retry`; with none, it leaves no empty file behind.
-                if let emptyPartial { files.async { PartialFile.remove(emptyPartial) } }
+            let removed = discarded ?? emptyPartial
+            change(scheduled, next, syncing: removed == nil ? file : nil, removing: removed, alsoRecord: record) { [unowned self] _ in
                 scheduleRetryTimer()
             }
             startNext()
@@ -221,7 +222,8 @@ extension Scheduler {
             let due = Timestamp.now.adding(milliseconds: retryPolicy.maxDelayMilliseconds)
             let host = HostProbe(jobURL: scheduled.job.url)?.key ?? scheduled.job.url
             return StateChange(.waiting, reason: "offline: \(host) does not answer; retrying when it does (\(error.message))",
-                               error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone)
+                               error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone,
+                               waitReason: .offline)
         }
         // The server's Retry-After (capped) is a floor under the backoff; descriptors are
         // asked for again within seconds (the backoff of a 4th attempt at most).
@@ -233,7 +235,7 @@ extension Scheduler {
         let due = Timestamp.now.adding(milliseconds: delay)
         let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"
         return StateChange(.waiting, reason: reason, error: error.record, httpStatus: status, nextAttemptAt: due,
-                           bytesDone: bytesDone)
+                           bytesDone: bytesDone, waitReason: shortage ? .descriptors : .backoff)
     }
 
     /// Syncs, verifies and renames the finished file into place off the loop thread; marks the
@@ -292,10 +294,9 @@ extension Scheduler {
             logger.warn("job \(id): cannot finish: \(failure.message)")
             let discard: Bool
             if case .checksumMismatch = failure { discard = true } else { discard = false }
-            let partialPath = state.partialPath
-            if discard { files.async { PartialFile.remove(partialPath) } }
             ended(scheduled, StateChange(.failed, reason: failure.message, error: failure.record, httpStatus: status,
-                                         bytesDone: discard ? 0 : state.bytesDurable)) { store in
+                                         bytesDone: discard ? 0 : state.bytesDurable),
+                  removing: discard ? state.partialPath : nil) { store in
                 try store.finishAttempt(id, number: attempt, httpStatus: status, error: failure.record, bytes: received,
                                         metrics: metrics)
                 if discard { try store.deleteResume(id) }

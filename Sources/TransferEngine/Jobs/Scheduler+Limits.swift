@@ -26,8 +26,7 @@ extension Scheduler {
 
     func recheckPacers() {
         for scheduled in running.values {
-            if let download = scheduled.transfer as? DownloadTransfer { download.pacer.recheck() }
-            if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.recheck() }
+            scheduled.transfer?.pacer.recheck()
         }
     }
 
@@ -43,8 +42,8 @@ extension Scheduler {
             let limit = rate == 0 ? nil : rate
             if let scheduled = jobs[id] {
                 scheduled.job.limit = limit
-                if let download = scheduled.transfer as? DownloadTransfer { download.pacer.setRate(limit); download.pacer.recheck() }
-                if let upload = scheduled.transfer as? UploadTransfer { upload.pacer.setRate(limit); upload.pacer.recheck() }
+                scheduled.transfer?.pacer.setRate(limit)
+                scheduled.transfer?.pacer.recheck()
             }
             let token = later(reply)
             return stored({ store in

@@ -4,26 +4,33 @@ import Dispatch
 /// become state changes, each persisted before it is acted on; the engine only starts and stops
 /// transfers when told. Thread: the loop thread.
 public final class Scheduler {
+    /// Everything the daemon's options set, with their defaults: the one place they are written
+    /// (`transferd --help` prints these values).
     public struct Configuration: Sendable {
+        /// Transfers running at once (`--max-active`).
         public var maxActive = 4
-        /// Transfers to one `scheme://host:port` at once.
+        /// Transfers to one `scheme://host:port` at once (`--max-per-host`).
         public var maxPerHost = 4
+        /// Retries after a failed attempt for jobs that do not say (`--retry`; a job's own wins).
         public var defaultRetries = 7
         public var stateDirectory = ""
         /// A CA bundle for jobs that name none (`transferd --cacert`).
         public var cacert: String?
         /// An attempt that moves no byte for this many seconds is aborted and retried.
         public var stallSeconds = 60
-        /// A job that moves no byte for this long fails instead of retrying (as BITS does).
-        public var noProgressMilliseconds: Int64 = 30 * 60 * 1000
-        /// How long a completion hook may run before it is killed.
-        public var hookTimeoutMilliseconds = 60_000
+        /// A job that moves no byte for this many seconds fails instead of retrying (as BITS does).
+        public var noProgressSeconds = 30 * 60
+        /// How many seconds a completion hook may run before it is killed.
+        public var hookTimeoutSeconds = 60
         /// The date and time of day that timetables follow.
         public var wallClock = WallClock.system
         /// A download whose body passes this many bytes fails (`--max-filesize`; a job's own wins).
         public var maxFilesize: Int64?
 
         public init() {}
+
+        var noProgressMilliseconds: Int64 { Int64(noProgressSeconds).saturatingMultiply(1000) }
+        var hookTimeoutMilliseconds: Int { hookTimeoutSeconds.saturatingMultiply(1000) }
     }
 
     typealias Reply = (ControlResponse) -> Void
@@ -139,7 +146,7 @@ public final class Scheduler {
             jobs[job.id] = scheduled
             track(scheduled, from: nil)
             // A job that was waiting for its host probes it again now rather than at its due time.
-            if job.state == .waiting, job.stateReason?.hasPrefix("offline") == true { waitForHost(scheduled) }
+            if job.waitReason == .offline { waitForHost(scheduled) }
         }
         applyLimits()
         tickTimer.start(after: 1000, repeat: 1000)
@@ -160,11 +167,10 @@ public final class Scheduler {
         event.reason = "attempt \(scheduled.job.attempts + 1)"
         let started = event
         let old = scheduled.job.state
-        scheduled.job.state = .running
-        track(scheduled, from: old)
-        scheduled.job.stateReason = nil
-        scheduled.job.error = nil
+        // In memory as `JobStore.beginAttempt` records it (with the attempt, on the store's queue).
+        scheduled.job.apply(StateChange(.running))
         scheduled.job.attempts += 1
+        track(scheduled, from: old)
         let job = scheduled.job
         let attempt = job.attempts
         stored({ store in try AttemptPreparation.prepare(job, attempt: attempt, in: store) }) { scheduler, result in
@@ -295,12 +301,12 @@ public final class Scheduler {
             let bytes = scheduled.live.bytesDone
             scheduled.rate = max(0, bytes - (scheduled.bytesAtLastTick ?? bytes))
             scheduled.bytesAtLastTick = bytes
-            if let download = scheduled.transfer as? DownloadTransfer {
-                received += download.received
-                if download.needsCheckpoint { checkpoint(download) }
-            } else if let upload = scheduled.transfer as? UploadTransfer {
-                sent += upload.sent
+            guard let transfer = scheduled.transfer else { continue }
+            switch transfer.direction {
+            case .down: received += transfer.transferred
+            case .up: sent += transfer.transferred
             }
+            transfer.tick()
         }
         applyLimits()
         preemptIfNeeded()
@@ -432,10 +438,12 @@ public final class Scheduler {
         }
     }
 
-    func ended(_ scheduled: ScheduledJob, _ stateChange: StateChange,
+    /// The job ended; `removing` is a partial file to delete before the end is recorded (once it
+    /// is, the destination may belong to another job, whose partial file a later delete would hit).
+    func ended(_ scheduled: ScheduledJob, _ stateChange: StateChange, removing partialPath: String? = nil,
                alsoRecord extra: (@Sendable (JobStore) throws -> Void)? = nil) {
         scheduled.detach()
-        change(scheduled, stateChange, alsoRecord: extra)
+        change(scheduled, stateChange, removing: partialPath, alsoRecord: extra)
         startNext()
     }
 

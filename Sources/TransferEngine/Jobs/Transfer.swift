@@ -8,6 +8,17 @@ protocol Transfer: AnyObject {
     var status: Int? { get }
     /// Body bytes moved in this attempt (received for a download, sent for an upload).
     var transferred: Int64 { get }
+    /// Which way `transferred` went: what the daemon's rates add it to.
+    var direction: TransferDirection { get }
+    /// The job's bytes and total as they are now (a download counts what it had before the attempt).
+    var progress: (done: Int64, total: Int64?) { get }
+    /// The bytes the job keeps once this attempt is over: a download's durable ones; an upload
+    /// sends its body again.
+    var keptBytes: Int64 { get }
+    /// Paces the transfer against its own and the global limit of its direction.
+    var pacer: Pacer { get }
+    /// Once a second, on the loop thread: what the transfer does regularly (a download's checkpoint).
+    func tick()
     /// Stops feeding the transfer; called once it is out of the engine.
     func stop()
     /// Runs `work` once nothing of this transfer is on its way to disk.
@@ -21,6 +32,10 @@ protocol Transfer: AnyObject {
     /// The transfer waits on a bandwidth limit: not moving is not a stall then.
     var isThrottled: Bool { get }
     var stallSeconds: Int { get }
+}
+
+enum TransferDirection: Equatable, Sendable {
+    case down, up
 }
 
 extension TransferError {

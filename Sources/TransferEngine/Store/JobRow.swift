@@ -51,6 +51,10 @@ struct JobRow {
         job.maxFilesize = check.number(&row, "max_filesize", NumericLimits.bytes)
         job.idempotencyKey = row.optionalText()
         job.retryUnsafe = row.bool()
+        job.waitReason = row.optionalText().map { check.word($0, "wait_reason", default: WaitReason.backoff) }
+        if (state == .waiting) != (job.waitReason != nil) {
+            check.note("wait_reason", "a \(state.rawValue) job with wait_reason \(job.waitReason?.rawValue ?? "NULL")")
+        }
         problem = check.problem
     }
 }

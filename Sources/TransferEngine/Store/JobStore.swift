@@ -26,7 +26,7 @@ public final class JobStore {
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
-        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe
+        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason
         """
 
     /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
@@ -130,7 +130,7 @@ public final class JobStore {
             for (id, problem) in quarantined {
                 try connection.run("""
                     UPDATE jobs SET state = 'failed', state_reason = ?, error_code = ?, error_message = ?,
-                           next_attempt_at = NULL, finished_at = ?, updated_at = ?
+                           next_attempt_at = NULL, wait_reason = NULL, finished_at = ?, updated_at = ?
                     WHERE id = ?
                     """, problem.message, InvalidJob.code, problem.message, now.rawValue, now.rawValue, id.rawValue)
             }
@@ -161,13 +161,13 @@ public final class JobStore {
             UPDATE jobs SET state = ?, state_reason = ?, error_code = ?, error_message = ?,
                    http_status = coalesce(?, http_status), next_attempt_at = ?,
                    finished_at = ?, bytes_done = coalesce(?, bytes_done), updated_at = ?,
-                   destination = CASE WHEN ? THEN NULL ELSE destination END
+                   destination = CASE WHEN ? THEN NULL ELSE destination END, wait_reason = ?
             WHERE id = ?
             """,
             change.state.rawValue, change.reason, change.error?.code, change.error?.message,
             change.httpStatus, change.nextAttemptAt?.rawValue,
             change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, now.rawValue,
-            change.state.hasEnded, id.rawValue)
+            change.state.hasEnded, change.waitReason?.rawValue, id.rawValue)
     }
 
     // MARK: Attempts
@@ -176,7 +176,7 @@ public final class JobStore {
                              now: Timestamp = .now) throws {
         try connection.transaction {
             try connection.run("""
-                UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL,
+                UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
                        updated_at = ? WHERE id = ?
                 """, number, now.rawValue, id.rawValue)
             try connection.run("""
@@ -315,25 +315,5 @@ public final class JobStore {
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
     public func integrityCheck() throws -> String {
         try connection.query("PRAGMA integrity_check") { $0.text() }.joined(separator: "; ")
-    }
-}
-
-/// A state change and what goes with it, recorded in one statement.
-public struct StateChange: Sendable {
-    public var state: JobState
-    public var reason: String?
-    public var error: JobError?
-    public var httpStatus: Int?
-    public var nextAttemptAt: Timestamp?
-    public var bytesDone: Int64?
-
-    public init(_ state: JobState, reason: String? = nil, error: JobError? = nil, httpStatus: Int? = nil,
-                nextAttemptAt: Timestamp? = nil, bytesDone: Int64? = nil) {
-        self.state = state
-        self.reason = reason
-        self.error = error
-        self.httpStatus = httpStatus
-        self.nextAttemptAt = nextAttemptAt
-        self.bytesDone = bytesDone
     }
 }

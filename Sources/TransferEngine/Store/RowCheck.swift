@@ -8,7 +8,7 @@ import FoundationEssentials
 struct RowCheck {
     private(set) var problem: InvalidJob?
 
-    private mutating func note(_ column: String, _ reason: String) {
+    mutating func note(_ column: String, _ reason: String) {
         if problem == nil { problem = InvalidJob(column: column, reason: reason) }
     }
 
