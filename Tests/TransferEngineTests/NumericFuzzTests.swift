@@ -212,7 +212,7 @@ import Testing
                 #expect(NumericLimits.retries.contains(job.maxRetries) && NumericLimits.attempts.contains(job.attempts))
                 #expect(NumericLimits.bytes.contains(job.bytesDone) && (job.bytesTotal.map(NumericLimits.bytes.contains) ?? true))
                 #expect(NumericLimits.time.contains(job.createdAt.rawValue))
-                let scheduled = ScheduledJob(job: job)
+                let scheduled = ScheduledJob(job: job, now: .now)
                 scheduled.renewRetryBudget()
                 scheduled.extendRetryBudget()
                 _ = RetryPolicy().delay(afterAttempt: job.attempts) { $0.upperBound }

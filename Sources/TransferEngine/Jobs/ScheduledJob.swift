@@ -9,7 +9,7 @@ final class ScheduledJob {
     private(set) var attemptLimit: Int
     /// When the job last kept more bytes than ever (or was queued): the no-progress deadline
     /// counts from here.
-    var lastProgress = Timestamp.now
+    var lastProgress: Timestamp
     /// The most bytes an attempt of this download has kept: only passing it is progress.
     private var mostBytesKept: Int64
     /// `scheme://host:port`: what the per-host connection cap counts.
@@ -18,8 +18,10 @@ final class ScheduledJob {
     var rate: Int64 = 0
     var bytesAtLastTick: Int64?
 
-    init(job: Job) {
+    /// `now`: the scheduler's clock, which the no-progress deadline is counted on.
+    init(job: Job, now: Timestamp) {
         self.job = job
+        lastProgress = now
         host = HostKey.parse(job.url)?.key ?? job.url
         attemptLimit = Self.attemptLimit(after: job)
         mostBytesKept = job.bytesDone
@@ -36,10 +38,10 @@ final class ScheduledJob {
     /// before is progress, which renews the retry budget: a server that keeps changing the
     /// entity or the range start makes every attempt start over and redo the same bytes, and
     /// those attempts use the budget up instead of renewing it forever.
-    func attemptKept(_ kept: Int64) {
+    func attemptKept(_ kept: Int64, now: Timestamp) {
         guard kept > mostBytesKept else { return }
         mostBytesKept = kept
-        lastProgress = .now
+        lastProgress = now
         renewRetryBudget()
     }
 

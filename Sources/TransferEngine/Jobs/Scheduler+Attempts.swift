@@ -102,7 +102,7 @@ extension Scheduler {
                 break
             }
             // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
-            if let checkpoint { scheduled.attemptKept(checkpoint.bytesDurable) }
+            if let checkpoint { scheduled.attemptKept(checkpoint.bytesDurable, now: now) }
             // A body past --max-filesize leaves nothing behind (the partial file is removed before
             // the end is recorded); other failures keep their bytes for `retry`.
             let discarded: String? = if case .tooLarge = error { scheduled.job.partialPath } else { nil }
@@ -207,7 +207,7 @@ extension Scheduler {
         }
         // A shortage of descriptors is the daemon's, not the job's: it never ends a job.
         let shortage = if case .fdShortage = error { true } else { false }
-        if !shortage, Timestamp.now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds {
+        if !shortage, now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds {
             return .noProgress
         }
         if job.attempts >= scheduled.attemptLimit { return .noRetriesLeft }
@@ -219,7 +219,7 @@ extension Scheduler {
                              retryAfter: Int64?) -> StateChange {
         if case .unreachable = error {
             // The host's probe queues the job as soon as it answers; the due time is a fallback.
-            let due = Timestamp.now.adding(milliseconds: retryPolicy.maxDelayMilliseconds)
+            let due = now.adding(milliseconds: retryPolicy.maxDelayMilliseconds)
             let host = HostProbe(jobURL: scheduled.job.url)?.key ?? scheduled.job.url
             return StateChange(.waiting, reason: "offline: \(host) does not answer; retrying when it does (\(error.message))",
                                error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone,
@@ -232,7 +232,7 @@ extension Scheduler {
             Double.random(in: $0)
         }
         let delay = max(backoff, min(retryAfter ?? 0, retryPolicy.maxDelayMilliseconds))
-        let due = Timestamp.now.adding(milliseconds: delay)
+        let due = now.adding(milliseconds: delay)
         let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"
         return StateChange(.waiting, reason: reason, error: error.record, httpStatus: status, nextAttemptAt: due,
                            bytesDone: bytesDone, waitReason: shortage ? .descriptors : .backoff)

@@ -177,7 +177,7 @@ extension Scheduler {
             }) { scheduler, result in
                 guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
                 if case .failure(let error as ControlError) = result { return reply(.failure(error)) }
-                let failed = ((try? result.get()) ?? []).filter { scheduler.jobs[$0.id] == nil }.map(ScheduledJob.init)
+                let failed = ((try? result.get()) ?? []).filter { scheduler.jobs[$0.id] == nil }.map { ScheduledJob(job: $0, now: scheduler.now) }
                 let targets = (scheduler.jobs.values.filter { batch == nil || $0.job.batch == batch } + failed)
                     .filter { Self.acceptsBulk(command, $0.job) }
                     .sorted { $0.id < $1.id }
@@ -197,7 +197,7 @@ extension Scheduler {
             let targets: [Result<ScheduledJob, ControlError>] = ids.map { id in
                 if let scheduled = scheduler.jobs[id] { return .success(scheduled) }
                 guard let job = found[id] ?? nil else { return .failure(ControlError(.unknownJob, "no job \(id)")) }
-                return .success(ScheduledJob(job: job))
+                return .success(ScheduledJob(job: job, now: scheduler.now))
             }
             scheduler.apply(command, to: targets, reply: reply)
         }
@@ -320,7 +320,7 @@ extension Scheduler {
                 return done(ControlError(.illegalTransition, "cannot retry job \(id): it is \(scheduled.job.state.rawValue)"))
             }
             scheduled.renewRetryBudget()
-            scheduled.lastProgress = .now
+            scheduled.lastProgress = now
             jobs[id] = scheduled
             change(scheduled, StateChange(.queued, reason: "retry by user"), then: { result in
                 done(Self.unrecorded(.retry, id, result))

@@ -32,7 +32,7 @@ extension Scheduler {
             let hook = pendingHooks.removeFirst()
             hooksRunning += 1
             let inbox = inbox!
-            let started = Timestamp.now
+            let started = now
             let command = HookCommand(command: hook.command, environment: hook.environment,
                                       timeoutMilliseconds: configuration.hookTimeoutMilliseconds)
             hookThreads.async {

@@ -35,7 +35,7 @@ extension Scheduler {
 
     /// Takes a newly queued job into memory and announces it.
     func adopt(_ job: Job) {
-        let scheduled = ScheduledJob(job: job)
+        let scheduled = ScheduledJob(job: job, now: now)
         jobs[job.id] = scheduled
         track(scheduled, from: nil)
         var event = TransferEvent(.jobCreated, job: job.id)

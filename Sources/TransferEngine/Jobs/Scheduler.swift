@@ -142,7 +142,7 @@ public final class Scheduler {
                 job.apply(change)
                 persist(job.id, change)
             }
-            let scheduled = ScheduledJob(job: job)
+            let scheduled = ScheduledJob(job: job, now: now)
             jobs[job.id] = scheduled
             track(scheduled, from: nil)
             // A job that was waiting for its host probes it again now rather than at its due time.
@@ -155,6 +155,10 @@ public final class Scheduler {
         startNext()
         resumeHooks()
     }
+
+    /// The scheduler's clock: retry due times, the no-progress deadline and hook times are read
+    /// from it (the configuration's `WallClock`, which tests may start at an instant of theirs).
+    var now: Timestamp { configuration.wallClock.now }
 
     // MARK: Starting work
 
@@ -338,11 +342,11 @@ public final class Scheduler {
     func scheduleRetryTimer() {
         while let first = retryQueue.first, !isDue(first) { retryQueue.pop() }
         guard let due = retryQueue.first?.due else { return retryTimer.stop() }
-        retryTimer.start(after: UInt64(max(0, due.rawValue - Timestamp.now.rawValue)))
+        retryTimer.start(after: UInt64(max(0, due.rawValue - now.rawValue)))
     }
 
     private func retryDueJobs() {
-        let now = Timestamp.now
+        let now = self.now
         while let first = retryQueue.first, first.due <= now {
             retryQueue.pop()
             if isDue(first), let scheduled = jobs[first.id] {
