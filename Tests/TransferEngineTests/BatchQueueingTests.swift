@@ -22,14 +22,15 @@ import Testing
     }
 
     /// The ControlError a submission is refused with, after the caller's transaction rolled back.
+    /// The refusal as the control protocol answers it.
     private func refusal(_ submission: BatchSubmission, in store: JobStore) -> ControlError? {
         do {
             _ = try queue(submission, in: store)
             return nil
-        } catch let error as ControlError {
-            return error
+        } catch let error as JobRefusal {
+            return ControlError(error)
         } catch {
-            Issue.record("not a ControlError: \(error)")
+            Issue.record("not a JobRefusal: \(error)")
             return nil
         }
     }
@@ -84,7 +85,7 @@ import Testing
     @Test func anUnknownBatchIsRefused() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let error = refusal(submission(batch: 99, [download(1, key: nil, "a")]), in: store)
-        #expect(error == ControlError(.unknownBatch, "no batch 99"))
+        #expect(error == ControlError(.unknownBatch, "no batch 99 (create one with 'transferctl batch create NAME')"))
     }
 
     @Test func aBadEntryNamesItsLineAndLeavesNothingBehind() throws {

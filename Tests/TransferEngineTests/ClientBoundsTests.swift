@@ -53,7 +53,7 @@ import Testing
         let half = ManifestStaging.maxBytesPerConnection / 2
         _ = try staging.add(entries(1), bytes: half, connection: 1, token: "a", final: false)
         _ = try staging.add(entries(1), bytes: half, connection: 1, token: "b", final: false)
-        #expect(throws: ControlError.self) {
+        #expect(throws: JobRefusal.self) {
             try staging.add(entries(1), bytes: 1, connection: 1, token: "a", final: false)
         }
         #expect(staging.bytes == half, "manifest a is gone, b stays")
@@ -73,12 +73,12 @@ import Testing
                                 final: true)
             Issue.record("past the total")
         } catch {
-            #expect(error.code == .tooLarge)
+            #expect(ControlError(error).code == .tooLarge)
             #expect(error.message.contains("waiting for their last chunk"))
         }
         var counted = ManifestStaging()
         _ = try counted.add(entries(ManifestStaging.maxEntries), bytes: 1, connection: 1, token: "t", final: false)
-        #expect(throws: ControlError.self) { try counted.add(entries(1), bytes: 1, connection: 2, token: "t", final: false) }
+        #expect(throws: JobRefusal.self) { try counted.add(entries(1), bytes: 1, connection: 2, token: "t", final: false) }
     }
 
     @Test func dropsAConnectionsChunksWhenItCloses() throws {

@@ -13,7 +13,7 @@ import Testing
 
     @Test func validationRefusesBadJobsWithOneLine() {
         func refusal(_ job: NewJob) -> ControlError? {
-            do { try JobValidation.validate(job); return nil } catch { return error }
+            do { try JobValidation.validate(job); return nil } catch { return ControlError(error) }
         }
         let good = NewJob(kind: .download, url: "https://example.com/f", path: "/tmp/transferd-validation-\(UUID())")
         #expect(refusal(good) == nil)

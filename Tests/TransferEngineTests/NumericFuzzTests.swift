@@ -133,7 +133,7 @@ import Testing
             #expect(data.bytesReceived <= data.bytesTotal ?? .max)
             // The daemon's validator then refuses a version it does not read, or the missing partial file.
             let job = NewJob(kind: .download, url: "http://h/a", path: "/a", paused: true, resumeData: data)
-            #expect(throws: ControlError.self) { try JobValidation.validate(job) }
+            #expect(throws: JobRefusal.self) { try JobValidation.validate(job) }
         }
     }
 

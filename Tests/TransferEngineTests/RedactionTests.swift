@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func aRedactedURLIsRefusedWhenQueued() {
-        #expect(throws: ControlError.self) { try JobValidation.validateURL("https://h/p?sig=<redacted>") }
-        #expect(throws: ControlError.self) { try JobValidation.validateURL("https://u:<redacted>@h/p") }
+        #expect(throws: JobRefusal.self) { try JobValidation.validateURL("https://h/p?sig=<redacted>") }
+        #expect(throws: JobRefusal.self) { try JobValidation.validateURL("https://u:<redacted>@h/p") }
     }
 }

@@ -26,7 +26,7 @@ enum BatchQueueing {
             do {
                 if let key = entry.key {
                     if let first = seenKeys.updateValue(entry.line, forKey: key) {
-                        throw ControlError(.invalidArgument, "key '\(key)' repeats line \(first)")
+                        throw JobRefusal.invalid("key '\(key)' repeats line \(first)")
                     }
                     if existingKeys.contains(key) {
                         skipped += 1
@@ -38,7 +38,7 @@ enum BatchQueueing {
                 new.umask = new.umask ?? submission.umask
                 try JobValidation.validate(new)
                 if new.kind == .download, let path = new.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {
-                    throw ControlError(.invalidArgument, "\(path) is also the output of line \(first)")
+                    throw JobRefusal.invalid("\(path) is also the output of line \(first)")
                 }
                 var backupSource: SourceFile?
                 if let target = submission.backup, let relativePath = entry.relativePath {
@@ -63,8 +63,8 @@ enum BatchQueueing {
                 // A backup's entries are files, a manifest's are lines.
                 let place = entry.relativePath ?? "line \(entry.line)"
                 switch error {
-                case let error as ControlError: throw ControlError(error.code, "\(place): \(error.message)")
-                case let error as DestinationRefusal: throw ControlError(error, at: place)
+                case let error as JobRefusal: throw JobRefusal.at(place: place, reason: error)
+                case let error as DestinationRefusal: throw JobRefusal.at(place: place, reason: .destination(error))
                 default: throw error
                 }
             }
@@ -74,7 +74,7 @@ enum BatchQueueing {
 
     private static func resolveBatch(_ submission: BatchSubmission, in store: JobStore) throws -> (BatchRecord, Bool) {
         if let id = submission.batch {
-            guard let batch = try store.batchRecord(id) else { throw ControlError(.unknownBatch, "no batch \(id)") }
+            guard let batch = try store.batchRecord(id) else { throw JobRefusal.unknownBatch(id) }
             return (batch, false)
         }
         let name = submission.name ?? "batch"
@@ -84,12 +84,12 @@ enum BatchQueueing {
     }
 
     /// The file a backup entry uploads, as it is now; nil when it no longer exists.
-    private static func snapshot(of job: NewJob) throws(ControlError) -> SourceFile? {
+    private static func snapshot(of job: NewJob) throws(JobRefusal) -> SourceFile? {
         let path = job.path ?? job.form?.compactMap(\.file).first ?? ""
         switch SourceFile.snapshot(path) {
         case .success(let source): return source
         case .failure(.io(_, _, let code)) where code == ENOENT: return nil
-        case .failure(let error): throw ControlError(.invalidArgument, error.message)
+        case .failure(let error): throw JobRefusal.invalid(error.message)
         }
     }
 

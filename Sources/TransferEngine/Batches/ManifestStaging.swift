@@ -31,21 +31,21 @@ struct ManifestStaging {
     /// `too_large`, and the manifest's earlier chunks are dropped with it (it cannot be queued
     /// whole any more).
     mutating func add(_ chunk: [ManifestEntry], bytes chunkBytes: Int, connection: Int, token: String,
-                      final: Bool) throws(ControlError) -> Outcome {
+                      final: Bool) throws(JobRefusal) -> Outcome {
         let key = Key(connection: connection, token: token)
         var manifest = remove(key) ?? (entries: [], bytes: 0)
         manifest.entries += chunk
         manifest.bytes += chunkBytes
         let connectionBytes = staged.reduce(manifest.bytes) { $0 + ($1.key.connection == connection ? $1.value.bytes : 0) }
         if manifest.entries.count > Self.maxEntries {
-            throw ControlError(.tooLarge, "a manifest may hold at most \(Self.maxEntries) jobs")
+            throw JobRefusal.tooLarge("a manifest may hold at most \(Self.maxEntries) jobs")
         }
         if connectionBytes > Self.maxBytesPerConnection {
-            throw ControlError(.tooLarge, "the manifests of one connection may take at most "
+            throw JobRefusal.tooLarge("the manifests of one connection may take at most "
                 + "\(Self.maxBytesPerConnection >> 20) MiB of requests until their last chunk; split the manifest")
         }
         if manifest.entries.count + entries > Self.maxEntries || manifest.bytes + bytes > Self.maxBytes {
-            throw ControlError(.tooLarge, "too many manifest entries are waiting for their last chunk; try again later")
+            throw JobRefusal.tooLarge("too many manifest entries are waiting for their last chunk; try again later")
         }
         if final { return .complete(manifest.entries) }
         staged[key] = manifest

@@ -82,12 +82,19 @@ public struct ControlError: Error, Codable, Equatable, Sendable {
 }
 
 extension ControlError {
-    init(_ refusal: DestinationRefusal, at place: String? = nil) {
-        let code: Code = switch refusal {
-        case .taken: .destinationTaken
-        case .stateDirectory: .invalidArgument
+    /// The control protocol's words for why a job was not queued (the core's typed reason).
+    init(_ refusal: JobRefusal) {
+        self.init(Self.code(for: refusal), refusal.message)
+    }
+
+    private static func code(for refusal: JobRefusal) -> Code {
+        switch refusal {
+        case .invalid, .destination(.stateDirectory): .invalidArgument
+        case .destination(.taken): .destinationTaken
+        case .unknownBatch: .unknownBatch
+        case .tooLarge: .tooLarge
+        case .at(_, let reason): code(for: reason)
         }
-        self.init(code, (place.map { "\($0): " } ?? "") + refusal.message)
     }
 }
 

@@ -14,7 +14,7 @@ extension Scheduler {
             }
         } catch {
             returnMemory(ifStagingHeld: held)  // the refused manifest's chunks are gone
-            return reply(.failure(error))
+            return reply(.failure(ControlError(error)))
         }
         let whole = submission
         let retries = configuration.defaultRetries
@@ -23,8 +23,8 @@ extension Scheduler {
             switch result {
             case .success(let outcome):
                 scheduler.submitted(outcome, lines: whole.entries.count, token: token)
-            case .failure(let error as ControlError):
-                scheduler.respond(token, .failure(error))
+            case .failure(let error as JobRefusal):
+                scheduler.respond(token, .failure(ControlError(error)))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the manifest: \(error)")))
             }

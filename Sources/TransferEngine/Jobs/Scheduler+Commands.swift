@@ -42,14 +42,12 @@ extension Scheduler {
         do {
             try JobValidation.validate(new)
         } catch {
-            return reply(.failure(error))
+            return reply(.failure(ControlError(error)))
         }
         let token = later(reply)
         let retries = configuration.defaultRetries
         stored({ store in
-            if let batch = new.batch, try store.batchRecord(batch) == nil {
-                throw ControlError(.unknownBatch, "no batch \(batch) (create one with 'transferctl batch create NAME')")
-            }
+            if let batch = new.batch, try store.batchRecord(batch) == nil { throw JobRefusal.unknownBatch(batch) }
             return try store.queue(new, defaultRetries: retries)
         }) { scheduler, result in
             switch result {
@@ -61,10 +59,10 @@ extension Scheduler {
                 scheduler.adopt(job)
                 scheduler.respond(token, ControlResponse(job: job))
                 scheduler.startNext()
-            case .failure(let error as ControlError):
-                scheduler.respond(token, .failure(error))
-            case .failure(let error as DestinationRefusal):
+            case .failure(let error as JobRefusal):
                 scheduler.respond(token, .failure(ControlError(error)))
+            case .failure(let error as DestinationRefusal):
+                scheduler.respond(token, .failure(ControlError(.destination(error))))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the job: \(error)")))
             }
@@ -333,7 +331,7 @@ extension Scheduler {
         pendingThen[token] = { result in
             switch result {
             case .success: requeue()
-            case .failure(let error as DestinationRefusal): done(ControlError(error))
+            case .failure(let error as DestinationRefusal): done(ControlError(.destination(error)))
             case .failure(let error): done(ControlError(.internal, "cannot retry job \(id): \(error)"))
             }
         }

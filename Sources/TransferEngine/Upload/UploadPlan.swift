@@ -4,10 +4,10 @@ enum UploadPlan {
     static let methods: Set<String> = ["POST", "PUT"]
 
     /// The upload's spec, method and exact body length.
-    static func resolve(_ job: NewJob) throws(ControlError) -> (spec: UploadSpec, method: String, length: Int64) {
+    static func resolve(_ job: NewJob) throws(JobRefusal) -> (spec: UploadSpec, method: String, length: Int64) {
         if let form = job.form, !form.isEmpty {
             guard job.path == nil else {
-                throw ControlError(.invalidArgument, "give either form parts (-F) or one file (-T), not both")
+                throw JobRefusal.invalid("give either form parts (-F) or one file (-T), not both")
             }
             let method = try method(job.method, default: "POST")
             var parts: [FormPart] = []
@@ -23,49 +23,49 @@ enum UploadPlan {
             let boundary = Boundary.make(avoiding: texts)
             let length = MultipartBody(form: parts, boundary: boundary).contentLength
             guard NumericLimits.bytes.contains(length) else {
-                throw ControlError(.invalidArgument, "the form's files add up to more than \(NumericLimits.bytes.range.upperBound) bytes")
+                throw JobRefusal.invalid("the form's files add up to more than \(NumericLimits.bytes.range.upperBound) bytes")
             }
             return (UploadSpec(boundary: boundary, form: parts), method, length)
         }
         guard let path = job.path else {
-            throw ControlError(.invalidArgument, "an upload needs form parts (-F) or a file (-T FILE)")
+            throw JobRefusal.invalid("an upload needs form parts (-F) or a file (-T FILE)")
         }
         guard path.hasPrefix("/") else {
-            throw ControlError(.invalidArgument, "the file to upload must be an absolute path: \(path)")
+            throw JobRefusal.invalid("the file to upload must be an absolute path: \(path)")
         }
         let source = try snapshot(path)
         return (UploadSpec(raw: source), try method(job.method, default: "PUT"), source.size)
     }
 
-    private static func method(_ requested: String?, default fallback: String) throws(ControlError) -> String {
+    private static func method(_ requested: String?, default fallback: String) throws(JobRefusal) -> String {
         let method = requested?.uppercased() ?? fallback
         guard methods.contains(method) else {
-            throw ControlError(.invalidArgument, "--method must be POST or PUT, got '\(requested ?? "")'")
+            throw JobRefusal.invalid("--method must be POST or PUT, got '\(requested ?? "")'")
         }
         return method
     }
 
-    private static func resolve(_ field: FormField) throws(ControlError) -> FormPart {
-        guard !field.name.isEmpty else { throw ControlError(.invalidArgument, "a form part needs a name") }
+    private static func resolve(_ field: FormField) throws(JobRefusal) -> FormPart {
+        guard !field.name.isEmpty else { throw JobRefusal.invalid("a form part needs a name") }
         guard let path = field.file else {
             return .field(name: field.name, value: field.value ?? "")
         }
         guard path.hasPrefix("/") else {
-            throw ControlError(.invalidArgument, "the file of form part '\(field.name)' must be an absolute path: \(path)")
+            throw JobRefusal.invalid("the file of form part '\(field.name)' must be an absolute path: \(path)")
         }
         let source = try snapshot(path)
         let filename = field.filename ?? String(path.split(separator: "/").last ?? "file")
         let contentType = field.contentType ?? ContentType.guess(forFilename: filename)
         guard !contentType.utf8.contains(where: { $0 == 10 || $0 == 13 }) else {
-            throw ControlError(.invalidArgument, "the content type of form part '\(field.name)' contains a line break")
+            throw JobRefusal.invalid("the content type of form part '\(field.name)' contains a line break")
         }
         return .file(name: field.name, source: source, filename: filename, contentType: contentType)
     }
 
-    private static func snapshot(_ path: String) throws(ControlError) -> SourceFile {
+    private static func snapshot(_ path: String) throws(JobRefusal) -> SourceFile {
         switch SourceFile.snapshot(path) {
         case .success(let source): return source
-        case .failure(let error): throw ControlError(.invalidArgument, error.message)
+        case .failure(let error): throw JobRefusal.invalid(error.message)
         }
     }
 }

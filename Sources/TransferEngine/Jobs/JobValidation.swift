@@ -3,24 +3,24 @@ import FoundationEssentials
 /// Checks a job before it is queued, so that a bad URL or path is refused with one clear line
 /// instead of failing later.
 enum JobValidation {
-    static func validate(_ job: NewJob) throws(ControlError) {
+    static func validate(_ job: NewJob) throws(JobRefusal) {
         try validateURL(job.url)
         try validateCommon(job)
         guard job.kind == .download else { return }
         guard let path = job.path, !path.isEmpty else {
-            throw ControlError(.invalidArgument, "a download needs a destination: -o PATH")
+            throw JobRefusal.invalid("a download needs a destination: -o PATH")
         }
         guard path.hasPrefix("/") else {
-            throw ControlError(.invalidArgument, "the destination must be an absolute path: \(path)")
+            throw JobRefusal.invalid("the destination must be an absolute path: \(path)")
         }
         guard !path.hasSuffix("/") else {
-            throw ControlError(.invalidArgument, "the destination is a directory, not a file: \(path)")
+            throw JobRefusal.invalid("the destination is a directory, not a file: \(path)")
         }
         if PartialFile.isOtherThanRegularFile(path) {
-            throw ControlError(.invalidArgument, TransferError.notRegularFile(path: path).message)
+            throw JobRefusal.invalid(TransferError.notRegularFile(path: path).message)
         }
         if !job.overwrite, PartialFile.exists(path) {
-            throw ControlError(.invalidArgument, "\(path) already exists (use --overwrite to replace it)")
+            throw JobRefusal.invalid("\(path) already exists (use --overwrite to replace it)")
         }
         if let resume = job.resumeData {
             try validate(resume, for: path)
@@ -28,24 +28,24 @@ enum JobValidation {
     }
 
     /// What downloads and uploads share.
-    private static func validateCommon(_ job: NewJob) throws(ControlError) {
+    private static func validateCommon(_ job: NewJob) throws(JobRefusal) {
         if let sha256 = job.sha256 {
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
-                throw ControlError(.invalidArgument, "--sha256 needs 64 hexadecimal digits, got '\(sha256)'")
+                throw JobRefusal.invalid("--sha256 needs 64 hexadecimal digits, got '\(sha256)'")
             }
         }
-        do { try job.checkNumbers() } catch { throw ControlError(.invalidArgument, error.message) }
+        do { try job.checkNumbers() } catch { throw JobRefusal.invalid(error.message) }
         // (UTF-8 bytes, not Characters: "\r\n" is one Character and would hide inside a header.)
         for header in job.headers where !header.contains(":") || header.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
-            throw ControlError(.invalidArgument, "a header must look like 'Name: value', got '\(header)'")
+            throw JobRefusal.invalid("a header must look like 'Name: value', got '\(header)'")
         }
     }
 
     /// Parses the URL with libcurl's own parser and the flags a transfer uses, so that what
     /// would fail every attempt is refused now, with libcurl's reason.
-    static func validateURL(_ text: String) throws(ControlError) {
+    static func validateURL(_ text: String) throws(JobRefusal) {
         guard !Redaction.isRedacted(text) else {
-            throw ControlError(.invalidArgument, "the URL '\(shown(text))' holds \(Redaction.marker) where a secret was: "
+            throw JobRefusal.invalid("the URL '\(shown(text))' holds \(Redaction.marker) where a secret was: "
                 + "give the real URL (with --resume-data: transferctl download URL --resume-data FILE)")
         }
         let parts: CurlURL.Parts
@@ -54,13 +54,13 @@ enum JobValidation {
         } catch {
             let hint = error.isBadCharacters ? " (percent-encode spaces and control characters, e.g. %20 for a space)"
                 : error.lacksScheme ? " (expected http:// or https://)" : ""
-            throw ControlError(.invalidArgument, "malformed URL '\(shown(text))': \(error)\(hint)")
+            throw JobRefusal.invalid("malformed URL '\(shown(text))': \(error)\(hint)")
         }
         guard CurlURL.protocols.contains(parts.scheme) else {
-            throw ControlError(.invalidArgument, "unsupported URL scheme '\(parts.scheme)' in '\(shown(text))': use http:// or https://")
+            throw JobRefusal.invalid("unsupported URL scheme '\(parts.scheme)' in '\(shown(text))': use http:// or https://")
         }
         guard !parts.host.isEmpty else {
-            throw ControlError(.invalidArgument, "malformed URL '\(shown(text))': no host")
+            throw JobRefusal.invalid("malformed URL '\(shown(text))': no host")
         }
     }
 
@@ -77,15 +77,15 @@ enum JobValidation {
         return shown
     }
 
-    private static func validate(_ resume: ResumeData, for path: String) throws(ControlError) {
+    private static func validate(_ resume: ResumeData, for path: String) throws(JobRefusal) {
         guard (1...ResumeData.currentVersion).contains(resume.version) else {
-            throw ControlError(.invalidArgument, "resume data version \(resume.version) is not one this transferd understands (1...\(ResumeData.currentVersion))")
+            throw JobRefusal.invalid("resume data version \(resume.version) is not one this transferd understands (1...\(ResumeData.currentVersion))")
         }
         guard PartialFile.partialPath(for: path) == resume.partialPath else {
-            throw ControlError(.invalidArgument, "the resume data's partial file \(resume.partialPath) does not belong to \(path); use -o \(resume.path)")
+            throw JobRefusal.invalid("the resume data's partial file \(resume.partialPath) does not belong to \(path); use -o \(resume.path)")
         }
         guard let size = PartialFile.size(at: resume.partialPath), size >= resume.bytesReceived else {
-            throw ControlError(.invalidArgument, "the partial file \(resume.partialPath) is missing or shorter than the \(resume.bytesReceived) bytes the resume data records")
+            throw JobRefusal.invalid("the partial file \(resume.partialPath) is missing or shorter than the \(resume.bytesReceived) bytes the resume data records")
         }
     }
 }
