@@ -156,9 +156,10 @@ public final class Scheduler {
         resumeHooks()
     }
 
-    /// The scheduler's clock: retry due times, the no-progress deadline and hook times are read
-    /// from it (the configuration's `WallClock`, which tests may start at an instant of theirs).
-    var now: Timestamp { configuration.wallClock.now }
+    /// The instant retry due times, the no-progress deadline and hook times are read at: the
+    /// system's, as the store's records are (they are compared with each other). Timetables
+    /// alone follow `configuration.wallClock`, which tests may start at an instant of theirs.
+    var now: Timestamp { .now }
 
     // MARK: Starting work
 

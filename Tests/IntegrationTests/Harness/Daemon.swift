@@ -28,7 +28,11 @@ final class Daemon {
         self.stateDir = stateDir
         self.logURL = logURL
         self.cli = cli
-        arguments = ["--state-dir", stateDir.path, "--log-level", "debug"] + extraArguments
+        // TRANSFERD_TEST_CLOCK=INSTANT starts every test daemon's clock there (`--test-clock`): the
+        // suite runs on a chosen day and time (a weekend, a midnight) whatever the machine's clock
+        // says. A test's own --test-clock, later in the arguments, wins.
+        let clock = ProcessInfo.processInfo.environment["TRANSFERD_TEST_CLOCK"].map { ["--test-clock", $0] } ?? []
+        arguments = ["--state-dir", stateDir.path, "--log-level", "debug"] + clock + extraArguments
         self.environment = environment
     }
 
