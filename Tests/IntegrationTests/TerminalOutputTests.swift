@@ -6,24 +6,7 @@ import XCTest
 /// ESC, a destination with a line break and ESC in its name. The human output of `show`,
 /// `list`, `events`, `watch`, `show --curl` and error messages holds no control character
 /// (each shown escaped, `\x1b`, `\n`), while `--json` keeps the exact strings.
-final class TerminalOutputTests: IntegrationTestCase {
-    private var faults: FaultServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        faults = try FaultServer(outputURL: workDir.appendingPathComponent("fault_server.out"),
-                                 scratch: workDir.appendingPathComponent("fault-curl"))
-        try faults.start()
-    }
-
-    override func tearDownWithError() throws {
-        if let run = testRun, run.totalFailureCount > 0, let faults {
-            print("---- \(name): fault server requests:\n\(faults.describeLog())\n----")
-        }
-        faults?.stop()
-        try super.tearDownWithError()
-    }
-
+final class TerminalOutputTests: FaultServerTestCase {
     /// The output holds nothing a terminal would obey: no C0 control but the line feeds that
     /// end lines, no DEL, no C1 control, no bidi override, and only valid UTF-8.
     private func assertNothingRaw(_ result: CommandResult, _ what: String, stderr: Bool = false,

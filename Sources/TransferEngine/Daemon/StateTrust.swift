@@ -44,7 +44,9 @@ public enum StateTrust {
     public static func check(directory: String, files: [String]) -> Problem? {
         let uid = UInt32(geteuid())
         var info = stat()
-        guard lstat(directory, &info) == 0 else { return .notADirectory(path: directory) }
+        // The directory as it resolves (a symlink to a directory of ours is fine; what counts is
+        // who owns and may write the directory itself); the files in it may not be symlinks.
+        guard stat(directory, &info) == 0 else { return .notADirectory(path: directory) }
         if let problem = problem(path: directory, isDirectory: true, type: UInt32(info.st_mode) & UInt32(S_IFMT),
                                  owner: UInt32(info.st_uid), mode: UInt32(info.st_mode), uid: uid) {
             return problem

@@ -28,10 +28,10 @@ public final class PartialFile: @unchecked Sendable {
     /// holds it). A file someone else planted there is never adopted: it is replaced by a new,
     /// empty one (O_EXCL, so a race fails instead). The finished file gets its final mode when
     /// it is moved into place.
-    public init(path: String, create: Bool = true, directoryMode: mode_t = 0o755) throws(TransferError) {
+    public init(path: String, directoryMode: mode_t = 0o755) throws(TransferError) {
         self.path = path
-        if create { try Self.createDirectories(for: path, mode: directoryMode) }
-        var fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o600) }
+        try Self.createDirectories(for: path, mode: directoryMode)
+        var fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT, 0o600) }
         guard fd >= 0 else { throw Self.error(path: path, operation: "create", errno: errno) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -42,7 +42,6 @@ public final class PartialFile: @unchecked Sendable {
         replacedForeignFile = !Self.isOurs(info)
         if replacedForeignFile {
             close(fd)
-            guard create else { throw TransferError.io(path: path, operation: "trust", errno: EPERM) }
             guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else {
                 throw Self.error(path: path, operation: "remove", errno: errno)
             }
