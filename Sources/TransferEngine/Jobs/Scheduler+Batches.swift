@@ -97,7 +97,7 @@ extension Scheduler {
                          _ totals: (counts: [JobState: Int], bytesDone: Int64, bytesTotal: Int64?)) -> Batch {
         var bytesDone = totals.bytesDone
         var rate: Int64 = 0
-        for scheduled in running.values where scheduled.job.batch == record.id {
+        for scheduled in running where scheduled.job.batch == record.id {
             bytesDone = bytesDone.saturatingAdd(max(0, scheduled.live.bytesDone.saturatingSubtract(scheduled.job.bytesDone)))
             rate = rate.saturatingAdd(scheduled.rate)
         }

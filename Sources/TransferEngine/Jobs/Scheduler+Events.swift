@@ -8,7 +8,7 @@ extension Scheduler {
     func publishProgress() {
         guard events.hasSubscribers else { return lastProgress.removeAll() }
         var seen: [JobID: Int64] = [:]
-        for scheduled in running.values where scheduled.transfer != nil {
+        for scheduled in running where scheduled.transfer != nil {
             let live = scheduled.live
             let previous = lastProgress[scheduled.id] ?? live.bytesDone
             seen[scheduled.id] = live.bytesDone

@@ -25,7 +25,7 @@ extension Scheduler {
     }
 
     func recheckPacers() {
-        for scheduled in running.values {
+        for scheduled in running {
             scheduled.transfer?.pacer.recheck()
         }
     }

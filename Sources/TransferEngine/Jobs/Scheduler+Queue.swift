@@ -6,17 +6,7 @@ extension Scheduler {
     func track(_ scheduled: ScheduledJob, from old: JobState?) {
         let new = scheduled.job.state
         guard old != new else { return }
-        if old == .running, running.removeValue(forKey: scheduled.id) != nil {
-            let count = runningByHost[scheduled.host, default: 1] - 1
-            runningByHost[scheduled.host] = count > 0 ? count : nil
-        }
-        if new == .running {
-            running[scheduled.id] = scheduled
-            runningByHost[scheduled.host, default: 0] += 1
-        }
-        if new == .queued {
-            runQueue.push(scheduled.id, priority: scheduled.job.priority, host: scheduled.host)
-        }
+        admission.track(scheduled.id, host: scheduled.host, priority: scheduled.job.priority, from: old, to: new)
         if new == .waiting, let due = scheduled.job.nextAttemptAt {
             retryQueue.push(RetryEntry(due: due, id: scheduled.id))
         }
@@ -51,10 +41,7 @@ extension Scheduler {
     /// under its cap; then lets a waiting high-priority job take a low one's slot.
     func startNext() {
         guard !stopping else { return }
-        let maxPerHost = configuration.maxPerHost
-        while running.count < configuration.maxActive,
-              let entry = runQueue.pop(admits: { runningByHost[$0, default: 0] < maxPerHost }, isCurrent: isQueued),
-              let scheduled = jobs[entry.id] {
+        while let id = admission.next(isCurrent: isQueued), let scheduled = jobs[id] {
             begin(scheduled)
         }
         preemptIfNeeded()
@@ -69,18 +56,13 @@ extension Scheduler {
     /// the most recently started low job, which is checkpointed and queued again. One at a time:
     /// when it is done, `startNext` starts the high job and looks again.
     func preemptIfNeeded() {
-        guard preempting.isEmpty, !stopping,
-              let (host, entry) = runQueue.peek(isCurrent: isQueued), entry.rank == Priority.high.rank else { return }
-        let hostFull = runningByHost[host, default: 0] >= configuration.maxPerHost
-        guard running.count >= configuration.maxActive || hostFull else { return }
-        let victim = running.values
-            .filter { $0.job.priority == .low && $0.transfer != nil && (!hostFull || $0.host == host) }
-            .max { $0.id < $1.id }
-        guard let victim else { return }
-        preempting.insert(victim.id)
-        logger.info("job \(victim.id): giving its slot to high-priority job \(entry.id)")
-        suspend(victim, to: .queued, reason: "preempted by job \(entry.id) (high priority)") { [unowned self] _ in
-            preempting.remove(victim.id)
+        guard !stopping,
+              let (victimID, high) = admission.preemption(isCurrent: isQueued,
+                                                          preemptible: { jobs[$0]?.transfer != nil }) else { return }
+        guard let victim = jobs[victimID] else { return admission.preemptionEnded() }
+        logger.info("job \(victim.id): giving its slot to high-priority job \(high)")
+        suspend(victim, to: .queued, reason: "preempted by job \(high) (high priority)") { [unowned self] _ in
+            admission.preemptionEnded()
             startNext()
         }
     }

@@ -73,15 +73,10 @@ public final class Scheduler {
     /// Work waiting for a job's end to be recorded (`show` of a job that just ended: its attempts
     /// and its state must come from the same record).
     var whenEndRecorded: [JobID: [() -> Void]] = [:]
-    /// The running ones among them, and how many run per host (kept by `track`).
-    var running: [JobID: ScheduledJob] = [:]
-    var runningByHost: [String: Int] = [:]
-    /// Queued jobs in the order they start; waiting jobs by due time (entries of jobs that left
-    /// `waiting` are dropped when they come up).
-    var runQueue = RunQueue()
+    /// Which of them run, per host, which queued one starts next, and preemption (kept by `track`).
+    var admission: Admission
+    /// Waiting jobs by due time (entries of jobs that left `waiting` are dropped when they come up).
     var retryQueue = Heap<RetryEntry>()
-    /// Low-priority jobs giving their slot to a high one.
-    var preempting: Set<JobID> = []
     /// Unfinished jobs in memory per batch, and the batches whose last one just ended.
     var unfinishedByBatch: [Int64: Int] = [:]
     var batchesEnding: Set<Int64> = []
@@ -118,6 +113,7 @@ public final class Scheduler {
                 logger: Logger) throws {
         self.limits = limits
         self.configuration = configuration
+        admission = Admission(maxActive: configuration.maxActive, maxPerHost: configuration.maxPerHost)
         self.store = store
         self.logger = logger
         self.loop = loop
@@ -160,6 +156,9 @@ public final class Scheduler {
     /// system's, as the store's records are (they are compared with each other). Timetables
     /// alone follow `configuration.wallClock`, which tests may start at an instant of theirs.
     var now: Timestamp { .now }
+
+    /// The jobs running now.
+    var running: [ScheduledJob] { admission.running.keys.compactMap { jobs[$0] } }
 
     // MARK: Starting work
 
@@ -302,7 +301,7 @@ public final class Scheduler {
         abortStalledTransfers()
         var received: Int64 = 0
         var sent: Int64 = 0
-        for scheduled in running.values {
+        for scheduled in running {
             let bytes = scheduled.live.bytesDone
             scheduled.rate = max(0, bytes - (scheduled.bytesAtLastTick ?? bytes))
             scheduled.bytesAtLastTick = bytes
@@ -326,7 +325,7 @@ public final class Scheduler {
     /// followed by silence would take several times longer to notice.
     private func abortStalledTransfers() {
         let now = Monotonic.now
-        for scheduled in running.values {
+        for scheduled in running {
             guard let transfer = scheduled.transfer, !transfer.isThrottled,
                   now - transfer.lastActivity > Double(transfer.stallSeconds) else { continue }
             logger.info("job \(scheduled.id): attempt \(transfer.attempt) moved no byte for \(transfer.stallSeconds) s; retrying")
@@ -496,7 +495,7 @@ public final class Scheduler {
             remaining -= 1
             if remaining == 0 { done() }
         }
-        for scheduled in running.values {
+        for scheduled in running {
             remaining += 1
             suspend(scheduled, to: .queued, reason: "daemon stopped") { _ in finishOne() }
         }

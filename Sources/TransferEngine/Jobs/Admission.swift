@@ -1,0 +1,72 @@
+/// Which queued job starts next, and which low-priority job gives its slot to a high one: the
+/// decisions of admission, kept apart from everything that performs them. It holds the running
+/// jobs by host, the run queue and the preemption in progress; the scheduler tells it every
+/// state change (`track`) and asks it (`next`, `preemption`). A value, unit-tested without a
+/// loop, curl or a store. Thread: the loop thread.
+struct Admission {
+    struct Slot: Equatable {
+        var host: String
+        var priority: Priority
+    }
+
+    /// Transfers at once, and at once to one `scheme://host:port`.
+    var maxActive: Int
+    var maxPerHost: Int
+    private(set) var running: [JobID: Slot] = [:]
+    private(set) var runningByHost: [String: Int] = [:]
+    private var queue = RunQueue()
+    /// The low job giving its slot away, until it is suspended (one at a time).
+    private(set) var preempting: JobID?
+
+    init(maxActive: Int, maxPerHost: Int) {
+        self.maxActive = maxActive
+        self.maxPerHost = maxPerHost
+    }
+
+    /// A job went from `old` (nil: just loaded) to `new`.
+    mutating func track(_ id: JobID, host: String, priority: Priority, from old: JobState?, to new: JobState) {
+        guard old != new else { return }
+        if old == .running, running.removeValue(forKey: id) != nil {
+            let count = runningByHost[host, default: 1] - 1
+            runningByHost[host] = count > 0 ? count : nil
+        }
+        if new == .running {
+            running[id] = Slot(host: host, priority: priority)
+            runningByHost[host, default: 0] += 1
+        }
+        if new == .queued { queue.push(id, priority: priority, host: host) }
+    }
+
+    /// The queued job to start now — best priority, then oldest — or nil when every slot is
+    /// taken or no queued job's host has one free. It is out of the queue once returned: the
+    /// caller starts it (and tracks it as running). `isCurrent` drops entries of jobs that left
+    /// `queued` or changed priority since they were queued.
+    mutating func next(isCurrent: (RunQueue.Entry) -> Bool) -> JobID? {
+        guard running.count < maxActive else { return nil }
+        let maxPerHost = maxPerHost
+        let byHost = runningByHost
+        return queue.pop(admits: { byHost[$0, default: 0] < maxPerHost }, isCurrent: isCurrent)?.id
+    }
+
+    /// When the best queued job is `high` and cannot start (every slot, or its host's, is
+    /// taken): the running `low` job with the highest id — on that host, when the host is what
+    /// is full — which gives its slot to it. Only jobs `preemptible` says can stop (a transfer
+    /// is running) are chosen; none while another preemption is under way.
+    mutating func preemption(isCurrent: (RunQueue.Entry) -> Bool, preemptible: (JobID) -> Bool) -> (victim: JobID, for: JobID)? {
+        guard preempting == nil, let (host, entry) = queue.peek(isCurrent: isCurrent),
+              entry.rank == Priority.high.rank else { return nil }
+        let hostFull = runningByHost[host, default: 0] >= maxPerHost
+        guard running.count >= maxActive || hostFull else { return nil }
+        let victim = running
+            .filter { $0.value.priority == .low && (!hostFull || $0.value.host == host) && preemptible($0.key) }
+            .keys.max()
+        guard let victim else { return nil }
+        preempting = victim
+        return (victim, entry.id)
+    }
+
+    /// The preempted job has been suspended: another preemption may start.
+    mutating func preemptionEnded() {
+        preempting = nil
+    }
+}
