@@ -399,13 +399,9 @@ extension Scheduler {
 
     /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
     func jobEnded(_ job: Job) {
-        if let batch = job.batch {
-            let unrecorded = unrecordedEnds[batch, default: 1] - 1
-            unrecordedEnds[batch] = unrecorded > 0 ? unrecorded : nil
-            if unrecorded <= 0, batchesEnding.remove(batch) != nil {
-                collectionMaker.forget(batch: batch)
-                batchEnded(batch)
-            }
+        if let batch = job.batch, batches.endRecorded(batch: batch) {
+            collectionMaker.forget(batch: batch)
+            batchEnded(batch)
         }
         // In place: a waiter of thousands of jobs must not be copied at every end.
         var index = waiters.startIndex

@@ -10,17 +10,7 @@ extension Scheduler {
         if new == .waiting, let due = scheduled.job.nextAttemptAt {
             retryQueue.push(RetryEntry(due: due, id: scheduled.id))
         }
-        if let batch = scheduled.job.batch {
-            let wasUnfinished = old.map { !$0.hasEnded } ?? false
-            if wasUnfinished, new.hasEnded {
-                let count = unfinishedByBatch[batch, default: 1] - 1
-                unfinishedByBatch[batch] = count > 0 ? count : nil
-                if count <= 0 { batchesEnding.insert(batch) }
-            } else if !wasUnfinished, !new.hasEnded {
-                unfinishedByBatch[batch, default: 0] += 1
-                batchesEnding.remove(batch)
-            }
-        }
+        if let batch = scheduled.job.batch { batches.track(batch: batch, from: old, to: new) }
     }
 
     /// Takes a newly queued job into memory and announces it.

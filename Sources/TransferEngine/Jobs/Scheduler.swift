@@ -77,13 +77,8 @@ public final class Scheduler {
     var admission: Admission
     /// Waiting jobs by due time (entries of jobs that left `waiting` are dropped when they come up).
     var retryQueue = Heap<RetryEntry>()
-    /// Unfinished jobs in memory per batch, and the batches whose last one just ended.
-    var unfinishedByBatch: [Int64: Int] = [:]
-    var batchesEnding: Set<Int64> = []
-    /// Per batch, its jobs that have ended in memory but whose end is not recorded yet. Ends are
-    /// recorded out of order (a failed download's partial file is synced first), so a batch is
-    /// judged ended only once the last of them is in the store.
-    var unrecordedEnds: [Int64: Int] = [:]
+    /// When each batch ends (its jobs' ends in memory and in the store).
+    var batches = BatchLedger()
     /// Manifest chunks received so far, by connection and token.
     var staging = ManifestStaging()
     /// Completion hooks waiting for one of the `maxHooks` runners.
@@ -392,7 +387,7 @@ public final class Scheduler {
         if change.state.hasEnded {
             jobs[id] = nil
             ending[id] = (token, job)
-            if let batch = job.batch { unrecordedEnds[batch, default: 0] += 1 }
+            if let batch = job.batch { batches.endSent(batch: batch) }
         }
         // A hook the end makes due is recorded with it, so it runs even if the daemon stops first.
         let hook = change.state.hasEnded ? PendingHook.forJob(job) : nil
