@@ -178,64 +178,17 @@ extension Scheduler {
                        file: download.file, resume: download.checkpoint)
     }
 
-    /// Waiting with a due time, paused (disk full), or failed, with the reason it is not retried.
+    /// Waiting with a due time, paused (disk full), or failed, with the reason it is not retried:
+    /// `FailureDecision` decides, from the attempt's end and the job as it is.
     private func afterFailure(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?,
                               retryAfter: Int64?, requestSent: Bool) -> (StateChange, RetryRefusal?) {
-        if case .diskFull = error {
-            return (StateChange(.paused, reason: "disk full: free space, then resume", error: error.record,
-                                httpStatus: status, bytesDone: bytesDone), nil)
-        }
-        if let refusal = refusal(scheduled, error, requestSent: requestSent) {
-            let reason = switch refusal {
-            case .noProgress: "no progress for \(configuration.noProgressMilliseconds / 1000) s: \(error.message)"
-            case .unsafeMethod: "\(error.message); not retried: \(refusal.message)"
-            case .permanent, .noRetriesLeft, .stopping: error.message
-            }
-            return (StateChange(.failed, reason: reason, error: error.record, httpStatus: status, bytesDone: bytesDone),
-                    refusal)
-        }
-        return (retryChange(scheduled, error, status: status, bytesDone: bytesDone, retryAfter: retryAfter), nil)
-    }
-
-    /// Why a failed attempt is not tried again: the policy's answer for its error and method
-    /// first, then the job's progress, its retries, and the daemon stopping. Nil: it is retried.
-    private func refusal(_ scheduled: ScheduledJob, _ error: TransferError, requestSent: Bool) -> RetryRefusal? {
-        let job = scheduled.job
-        if let refusal = retryPolicy.refusal(for: error, method: job.method ?? "GET", requestSent: requestSent,
-                                             retryUnsafe: job.retryUnsafe) {
-            return refusal
-        }
-        // A shortage of descriptors is the daemon's, not the job's: it never ends a job.
-        let shortage = if case .fdShortage = error { true } else { false }
-        if !shortage, now.rawValue - scheduled.lastProgress.rawValue > configuration.noProgressMilliseconds {
-            return .noProgress
-        }
-        if job.attempts >= scheduled.attemptLimit { return .noRetriesLeft }
-        return stopping ? .stopping : nil
-    }
-
-    /// Waiting: for the host to answer, or until the backoff (and the server's Retry-After) has passed.
-    private func retryChange(_ scheduled: ScheduledJob, _ error: TransferError, status: Int?, bytesDone: Int64?,
-                             retryAfter: Int64?) -> StateChange {
-        if case .unreachable = error {
-            // The host's probe queues the job as soon as it answers; the due time is a fallback.
-            let due = now.adding(milliseconds: retryPolicy.maxDelayMilliseconds)
-            let host = HostProbe(jobURL: scheduled.job.url)?.key ?? scheduled.job.url
-            return StateChange(.waiting, reason: "offline: \(host) does not answer; retrying when it does (\(error.message))",
-                               error: error.record, httpStatus: status, nextAttemptAt: due, bytesDone: bytesDone,
-                               waitReason: .offline)
-        }
-        // The server's Retry-After (capped) is a floor under the backoff; descriptors are
-        // asked for again within seconds (the backoff of a 4th attempt at most).
-        let shortage = if case .fdShortage = error { true } else { false }
-        let backoff = retryPolicy.delay(afterAttempt: shortage ? min(scheduled.job.attempts, 4) : scheduled.job.attempts) {
-            Double.random(in: $0)
-        }
-        let delay = max(backoff, min(retryAfter ?? 0, retryPolicy.maxDelayMilliseconds))
-        let due = now.adding(milliseconds: delay)
-        let reason = "attempt \(scheduled.job.attempts + 1) of \(scheduled.attemptLimit) at \(due.iso8601) after: \(error.message)"
-        return StateChange(.waiting, reason: reason, error: error.record, httpStatus: status, nextAttemptAt: due,
-                           bytesDone: bytesDone, waitReason: shortage ? .descriptors : .backoff)
+        let decision = FailureDecision(policy: retryPolicy, noProgressMilliseconds: configuration.noProgressMilliseconds,
+                                       stopping: stopping)
+        let failure = FailureDecision.Failure(error: error, status: status, bytesDone: bytesDone, retryAfter: retryAfter,
+                                              requestSent: requestSent, job: scheduled.job,
+                                              attemptLimit: scheduled.attemptLimit, lastProgress: scheduled.lastProgress)
+        let (change, refusal) = decision.decide(failure, now: now) { Double.random(in: $0) }
+        return (change, refusal)
     }
 
     /// Syncs, verifies and renames the finished file into place off the loop thread; marks the
