@@ -5,23 +5,11 @@ import Testing
 /// what must always hold: never more running than the caps, nothing started that was not
 /// queued, a batch ending exactly once per time its last job ends, and every end recorded.
 @Suite struct DecisionInvariantTests {
-    /// A small deterministic generator (SplitMix64), so a failing sequence can be replayed.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    }
-
     @Test(arguments: 0..<40)
     func randomEventsKeepTheInvariants(seed: Int) {
-        var random = Random(state: UInt64(seed) &* 7919)
-        let maxActive = 1 + random.below(4), maxPerHost = 1 + random.below(3)
+        var random = SplitMix64(seed: UInt64(seed) &* 7919)
+        func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &random) }
+        let maxActive = 1 + below(4), maxPerHost = 1 + below(3)
         var admission = Admission(maxActive: maxActive, maxPerHost: maxPerHost)
         var ledger = BatchLedger()
         var state: [JobID: JobState] = [:]
@@ -58,13 +46,13 @@ import Testing
         }
 
         for step in 0..<300 {
-            let ids = Array(state.keys)
-            switch random.below(8) {
+            let ids = state.keys.sorted()  // (in order: a seed replays the same run)
+            switch below(8) {
             case 0, 1:  // a new job
                 let id = JobID(rawValue: Int64(state.count + 1))
-                priority[id] = [.low, .normal, .high][random.below(3)]
-                host[id] = "h\(random.below(3))"
-                move(id, to: random.below(5) == 0 ? .paused : .queued)
+                priority[id] = [.low, .normal, .high][below(3)]
+                host[id] = "h\(below(3))"
+                move(id, to: below(5) == 0 ? .paused : .queued)
             case 2:  // start what may start
                 while let id = admission.next(isCurrent: isCurrent) {
                     #expect(state[id] == .queued, "seed \(seed) step \(step): started a job that was \(String(describing: state[id]))")
@@ -72,7 +60,7 @@ import Testing
                 }
             case 3:  // a running job ends, or waits
                 if let id = ids.filter({ state[$0] == .running }).randomElement(using: &random) {
-                    move(id, to: [.completed, .failed, .waiting, .cancelled][random.below(4)])
+                    move(id, to: [.completed, .failed, .waiting, .cancelled][below(4)])
                 }
             case 4:  // pause / resume / retry
                 if let id = ids.randomElement(using: &random), let current = state[id] {
@@ -91,7 +79,7 @@ import Testing
                     admission.preemptionEnded()
                 }
             default:  // an end comes back from the store, in any order
-                if !pendingEnds.isEmpty { record(at: random.below(pendingEnds.count)) }
+                if !pendingEnds.isEmpty { record(at: below(pendingEnds.count)) }
             }
             // Invariants after every event.
             let running = state.filter { $0.value == .running }
@@ -106,13 +94,7 @@ import Testing
         for id in state.keys.sorted() where !state[id]!.hasEnded {
             if state[id]!.canTransition(to: .cancelled) { move(id, to: .cancelled) }
         }
-        while !pendingEnds.isEmpty { record(at: random.below(pendingEnds.count)) }
+        while !pendingEnds.isEmpty { record(at: below(pendingEnds.count)) }
         #expect(state.isEmpty || reported, "seed \(seed): the batch's end was never reported")
-    }
-}
-
-extension Array {
-    func randomElement(using random: inout DecisionInvariantTests.Random) -> Element? {
-        isEmpty ? nil : self[random.below(count)]
     }
 }

@@ -60,8 +60,8 @@ import Testing
         #expect(throws: DestinationRefusal.self) {
             _ = try store.queue(download(directory.file("state/sub/../new/x")), defaultRetries: 1)
         }
-        #expect(!DestinationPath.isInside("/a/bc", directory: "/a/b"))
-        #expect(DestinationPath.isInside("/a/b/c", directory: "/a/b/"))
+        #expect(!DestinationPath.isInside("/a/bc", root: DestinationPath.root(of: "/a/b")))
+        #expect(DestinationPath.isInside("/a/b/c", root: DestinationPath.root(of: "/a/b/")))
     }
 
     @Test func theDatabaseItselfRefusesTwoOwners() throws {

@@ -23,10 +23,14 @@ enum DestinationPath {
         }
     }
 
-    /// Whether `canonical` lies inside `directory` (any spelling).
-    static func isInside(_ canonical: String, directory: String) -> Bool {
-        let root = Self.canonical(directory + "/.")
-        return canonical.hasPrefix(root == "/" ? "/" : root + "/")
+    /// The canonical spelling of a directory, for `isInside`.
+    static func root(of directory: String) -> String {
+        canonical(directory + "/.")
+    }
+
+    /// Whether `canonical` lies inside the directory whose canonical spelling is `root`.
+    static func isInside(_ canonical: String, root: String) -> Bool {
+        canonical.hasPrefix(root == "/" ? "/" : root + "/")
     }
 }
 

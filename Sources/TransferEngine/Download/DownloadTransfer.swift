@@ -186,13 +186,13 @@ final class DownloadTransfer: Transfer {
             return false
         case .append(let total):
             status = head.status
-            if let refusal = refuseSize(total) { return refusal }
+            if refusesSize(total) { return false }
             resume.bytesTotal = total
             phase = .receiving
             return true
         case .writeFromStart(let validators, let total):
             status = head.status
-            if let refusal = refuseSize(total) { return refusal }
+            if refusesSize(total) { return false }
             resume.validators = validators
             resume.bytesTotal = total
             truncateBeforeWriting = offset > 0
@@ -214,11 +214,12 @@ final class DownloadTransfer: Transfer {
         }
     }
 
-    /// An announced size past `maxFilesize` ends the attempt before a byte of its body is written.
-    private func refuseSize(_ total: Int64?) -> Bool? {
-        guard let maxFilesize, let total, total > maxFilesize else { return nil }
+    /// An announced size past `maxFilesize` ends the attempt (its verdict: `too_large`) before a
+    /// byte of its body is written.
+    private func refusesSize(_ total: Int64?) -> Bool {
+        guard let maxFilesize, let total, total > maxFilesize else { return false }
         verdict = .failed(.tooLarge(limit: maxFilesize))
-        return false
+        return true
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) -> CurlEasy.WriteAction {

@@ -137,15 +137,22 @@ public final class PartialFile: @unchecked Sendable {
         RawPath.withCString(path) { _ = unlink($0) }
     }
 
-    /// The size of the file at `path` (not following a symlink), nil when there is none.
-    public static func size(at path: String) -> Int64? {
+    /// What is at a path, as one `lstat` (a symlink is not followed) tells it.
+    public struct Existing: Equatable, Sendable {
+        /// A regular file (not a directory, device, FIFO, socket or symlink).
+        public var isRegularFile: Bool
+        public var size: Int64
+    }
+
+    /// What is at `path`, nil when there is nothing.
+    public static func existing(at path: String) -> Existing? {
         var info = stat()
-        return RawPath.withCString(path, { lstat($0, &info) }) == 0 ? Int64(info.st_size) : nil
+        guard RawPath.withCString(path, { lstat($0, &info) }) == 0 else { return nil }
+        return Existing(isRegularFile: (info.st_mode & S_IFMT) == S_IFREG, size: Int64(info.st_size))
     }
 
     public static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return RawPath.withCString(path, { lstat($0, &info) }) == 0
+        existing(at: path) != nil
     }
 
     static func syncDirectory(of path: String) {
@@ -168,13 +175,6 @@ public final class PartialFile: @unchecked Sendable {
                 throw error(path: prefix, operation: "create the directory", errno: errno)
             }
         }
-    }
-
-    /// Whether something other than a regular file (a directory, device, FIFO, socket or
-    /// symlink) is at `path`.
-    public static func isOtherThanRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return RawPath.withCString(path, { lstat($0, &info) }) == 0 && (info.st_mode & S_IFMT) != S_IFREG
     }
 
     static func error(path: String, operation: String, errno code: Int32) -> TransferError {

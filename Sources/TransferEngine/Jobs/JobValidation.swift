@@ -16,11 +16,10 @@ enum JobValidation {
         guard !path.hasSuffix("/") else {
             throw JobRefusal.invalid("the destination is a directory, not a file: \(path)")
         }
-        if PartialFile.isOtherThanRegularFile(path) {
-            throw JobRefusal.invalid(TransferError.notRegularFile(path: path).message)
-        }
-        if !job.overwrite, PartialFile.exists(path) {
-            throw JobRefusal.invalid("\(path) already exists (use --overwrite to replace it)")
+        if let existing = PartialFile.existing(at: path) {
+            // Only a regular file is ever replaced, with --overwrite.
+            guard existing.isRegularFile else { throw JobRefusal.invalid(TransferError.notRegularFile(path: path).message) }
+            guard job.overwrite else { throw JobRefusal.invalid(TransferError.destinationExists(path: path).message) }
         }
         if let resume = job.resumeData {
             try validate(resume, for: path)
@@ -84,7 +83,7 @@ enum JobValidation {
         guard PartialFile.partialPath(for: path) == resume.partialPath else {
             throw JobRefusal.invalid("the resume data's partial file \(resume.partialPath) does not belong to \(path); use -o \(resume.path)")
         }
-        guard let size = PartialFile.size(at: resume.partialPath), size >= resume.bytesReceived else {
+        guard let partial = PartialFile.existing(at: resume.partialPath), partial.size >= resume.bytesReceived else {
             throw JobRefusal.invalid("the partial file \(resume.partialPath) is missing or shorter than the \(resume.bytesReceived) bytes the resume data records")
         }
     }

@@ -6,6 +6,10 @@ import FoundationEssentials
 public final class JobStore {
     let connection: SQLiteConnection
     public let path: String
+    /// The directory of the database (the daemon's state directory), as given and canonical:
+    /// no download may write inside it. Resolved once, not for every job queued.
+    private lazy var stateDirectory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+    private lazy var stateRoot = DestinationPath.root(of: stateDirectory)
 
     public init(path: String) throws {
         self.path = path
@@ -68,8 +72,7 @@ public final class JobStore {
     /// inside the state directory (the database's); throws a `DestinationRefusal` otherwise.
     func claimableDestination(_ path: String, for id: JobID?) throws -> String {
         let canonical = DestinationPath.canonical(path)
-        let stateDirectory = String(self.path[..<(self.path.lastIndex(of: "/") ?? self.path.startIndex)])
-        if DestinationPath.isInside(canonical, directory: stateDirectory) {
+        if DestinationPath.isInside(canonical, root: stateRoot) {
             throw DestinationRefusal.stateDirectory(path: path, directory: stateDirectory)
         }
         let owners = try connection.query("SELECT id FROM jobs WHERE destination = ? AND id IS NOT ?",
