@@ -28,16 +28,16 @@ import Testing
     }
 
     @Test func commandTargets() {
-        #expect(Scheduler.target(of: .pause, from: .running) == .paused)
-        #expect(Scheduler.target(of: .pause, from: .completed) == nil)
-        #expect(Scheduler.target(of: .pause, from: .paused) == nil)
-        #expect(Scheduler.target(of: .resume, from: .paused) == .queued)
-        #expect(Scheduler.target(of: .resume, from: .running) == nil)
-        #expect(Scheduler.target(of: .resume, from: .cancelled) == nil)
-        #expect(Scheduler.target(of: .cancel, from: .failed) == .cancelled)
-        #expect(Scheduler.target(of: .cancel, from: .completed) == nil)
-        #expect(Scheduler.target(of: .retry, from: .failed) == .queued)
-        #expect(Scheduler.target(of: .retry, from: .completed) == nil)
+        #expect(JobCommand.pause.target(from: .running) == .paused)
+        #expect(JobCommand.pause.target(from: .completed) == nil)
+        #expect(JobCommand.pause.target(from: .paused) == nil)
+        #expect(JobCommand.resume.target(from: .paused) == .queued)
+        #expect(JobCommand.resume.target(from: .running) == nil)
+        #expect(JobCommand.resume.target(from: .cancelled) == nil)
+        #expect(JobCommand.cancel.target(from: .failed) == .cancelled)
+        #expect(JobCommand.cancel.target(from: .completed) == nil)
+        #expect(JobCommand.retry.target(from: .failed) == .queued)
+        #expect(JobCommand.retry.target(from: .completed) == nil)
     }
 
     @Test func rawValuesAreTheContract() {

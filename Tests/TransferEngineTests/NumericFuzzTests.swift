@@ -212,9 +212,10 @@ import Testing
                 #expect(NumericLimits.retries.contains(job.maxRetries) && NumericLimits.attempts.contains(job.attempts))
                 #expect(NumericLimits.bytes.contains(job.bytesDone) && (job.bytesTotal.map(NumericLimits.bytes.contains) ?? true))
                 #expect(NumericLimits.time.contains(job.createdAt.rawValue))
-                let scheduled = ScheduledJob(job: job, now: .now)
-                scheduled.renewRetryBudget()
-                scheduled.extendRetryBudget()
+                var record = JobRecord(job: job, now: .now)
+                record.renewRetryBudget(now: .now)
+                record.extendRetryBudget()
+                record.attemptKept(job.bytesDone, now: .now)
                 _ = RetryPolicy().delay(afterAttempt: job.attempts) { $0.upperBound }
                 Self.exercise(job.limit)
                 let state = try #require(try store.resumeState(id))

@@ -98,6 +98,20 @@ extension ControlError {
     }
 }
 
+extension ControlError {
+    /// The control protocol's words for why a command was not carried out for a job.
+    init(_ refusal: CommandRefusal) {
+        let code: Code = switch refusal {
+        case .unknownJob: .unknownJob
+        case .unknownBatch: .unknownBatch
+        case .notAllowed, .quarantined: .illegalTransition
+        case .destination(let destination): Self(JobRefusal.destination(destination)).code
+        case .unrecorded, .store: .internal
+        }
+        self.init(code, refusal.message)
+    }
+}
+
 /// `stats`: what the daemon is and does right now.
 public struct DaemonStats: Codable, Equatable, Sendable {
     public var version: String

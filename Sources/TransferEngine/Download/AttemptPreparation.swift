@@ -13,8 +13,9 @@ enum AttemptPreparation: Sendable {
     /// collections that must exist before it is sent (a directory backup's PUT).
     case upload(any UploadBody, collections: [String])
 
-    static func prepare(_ job: Job, attempt: Int, in store: JobStore) throws -> AttemptPreparation {
-        if job.kind == .upload { return try prepareUpload(job, attempt: attempt, in: store) }
+    /// `at`: the time the attempt is recorded with (the scheduler's clock).
+    static func prepare(_ job: Job, attempt: Int, at now: Timestamp = .now, in store: JobStore) throws -> AttemptPreparation {
+        if job.kind == .upload { return try prepareUpload(job, attempt: attempt, at: now, in: store) }
         guard let destination = job.path, let partialPath = job.partialPath else {
             throw TransferError.io(path: "", operation: "download without a destination", errno: 0)
         }
@@ -42,17 +43,18 @@ enum AttemptPreparation: Sendable {
         let start = resume.identified(by: file, writing: true)
         try store.transaction {
             try store.saveResume(job.id, start)
-            try store.beginAttempt(job.id, number: attempt, rangeStart: start.bytesDurable, startedOver: startedOver)
+            try store.beginAttempt(job.id, number: attempt, rangeStart: start.bytesDurable, startedOver: startedOver,
+                                   now: now)
         }
         return .ready(file, start, startedOver: startedOver)
     }
 
     /// An upload sends its whole body again on every attempt: multipart cannot continue mid-stream.
-    private static func prepareUpload(_ job: Job, attempt: Int, in store: JobStore) throws -> AttemptPreparation {
+    private static func prepareUpload(_ job: Job, attempt: Int, at now: Timestamp, in store: JobStore) throws -> AttemptPreparation {
         guard let spec = job.upload else {
             throw TransferError.io(path: "", operation: "upload without a body", errno: 0)
         }
-        try store.beginAttempt(job.id, number: attempt, rangeStart: 0)
+        try store.beginAttempt(job.id, number: attempt, rangeStart: 0, now: now)
         let readers = try spec.sources.map { source throws(TransferError) in try SourceReader(source) }
         if let form = spec.form, let boundary = spec.boundary {
             return .upload(MultipartBody(form: form, boundary: boundary, readers: readers), collections: [])

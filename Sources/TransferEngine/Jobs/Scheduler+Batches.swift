@@ -43,7 +43,6 @@ extension Scheduler {
         for job in outcome.jobs { adopt(job) }
         respond(token, ControlResponse(submitted: SubmissionResult(batch: batch.id, name: batch.name,
                                                                    jobs: outcome.jobs.count, skipped: outcome.skipped)))
-        startNext()
         // A new batch with nothing to do (a backup of unchanged files) is done as soon as it exists.
         if outcome.created, lines > 0, outcome.jobs.isEmpty { batchEnded(batch.id) }
     }
@@ -97,9 +96,10 @@ extension Scheduler {
                          _ totals: (counts: [JobState: Int], bytesDone: Int64, bytesTotal: Int64?)) -> Batch {
         var bytesDone = totals.bytesDone
         var rate: Int64 = 0
-        for scheduled in running where scheduled.job.batch == record.id {
-            bytesDone = bytesDone.saturatingAdd(max(0, scheduled.live.bytesDone.saturatingSubtract(scheduled.job.bytesDone)))
-            rate = rate.saturatingAdd(scheduled.rate)
+        for (id, engineJob) in engine {
+            guard let job = core.jobs[id]?.job, job.batch == record.id else { continue }
+            bytesDone = bytesDone.saturatingAdd(max(0, engineJob.live(job).bytesDone.saturatingSubtract(job.bytesDone)))
+            rate = rate.saturatingAdd(engineJob.rate)
         }
         return Batch(record: record, counts: totals.counts, bytesDone: bytesDone, bytesTotal: totals.bytesTotal,
                      rate: rate)
@@ -127,7 +127,7 @@ extension Scheduler {
                 scheduler.events.publish(event)
                 scheduler.logger.info("batch \(id) (\(record.name)) ended \(state.rawValue)")
             }
-            if let hook { scheduler.enqueue(hook) }
+            if let hook { scheduler.feed(.hookDue(hook)) }
         }
     }
 }

@@ -2,16 +2,14 @@
 /// before its transfer starts; a refused one fails the attempt with its status.
 extension Scheduler {
     /// Calls `start` once `collections` exist (at once when there are none, or all are known).
-    func makeCollections(_ collections: [String], for scheduled: ScheduledJob, attempt: Int,
+    func makeCollections(_ collections: [String], for job: Job, attempt: Int,
                          then start: @escaping () -> Void) {
-        guard !collections.isEmpty, let batch = scheduled.job.batch else { return start() }
-        let id = scheduled.id
-        let access = CollectionMaker.Access(headers: scheduled.job.headers, tls: tlsOptions(scheduled.job),
+        guard !collections.isEmpty, let batch = job.batch else { return start() }
+        let id = job.id
+        let access = CollectionMaker.Access(headers: job.headers, tls: tlsOptions(job),
                                             stallSeconds: configuration.stallSeconds)
-        // Paused, cancelled or stopping meanwhile: that change is already persisted.
-        let current = { [unowned self] in
-            jobs[id] === scheduled && scheduled.job.state == .running && scheduled.job.attempts == attempt
-        }
+        // Paused, cancelled or stopping meanwhile: that change is already recorded.
+        let current = { [unowned self] in core.isCurrentAttempt(id, attempt) }
         logger.debug("job \(id): attempt \(attempt) needs \(collections.count) collections")
         collectionMaker.ensure(collections[...], batch: batch, access: access, wanted: current) { [unowned self] result in
             guard current() else { return }
@@ -19,7 +17,7 @@ extension Scheduler {
             case .success:
                 start()
             case .failure(let error):
-                conclude(scheduled, attempt: attempt, outcome: .failed(error), transfer: nil)
+                feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(error), status: error.status)))
             }
         }
     }

@@ -26,7 +26,7 @@ extension Scheduler {
 
     /// Keeps a reply for a continuation that comes back through the inbox.
     func later(_ reply: @escaping Reply) -> Int {
-        let token = nextToken()
+        let token = nextAnswerToken()
         pendingReplies[token] = reply
         return token
     }
@@ -57,12 +57,11 @@ extension Scheduler {
                     scheduler.logger.warn("job \(job.id): TLS verification is off for \(job.displayURL) (--insecure)")
                 }
                 scheduler.adopt(job)
-                scheduler.respond(token, ControlResponse(job: job))
-                scheduler.startNext()
+                scheduler.respond(token, ControlResponse(job: scheduler.current(job)))
             case .failure(let error as JobRefusal):
                 scheduler.respond(token, .failure(ControlError(error)))
             case .failure(let error as DestinationRefusal):
-                scheduler.respond(token, .failure(ControlError(.destination(error))))
+                scheduler.respond(token, .failure(ControlError(JobRefusal.destination(error))))
             case .failure(let error):
                 scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the job: \(error)")))
             }
@@ -93,7 +92,7 @@ extension Scheduler {
         stored({ store in
             try store.job(id).map { ($0, try store.attempts(id), try store.response(id), try store.hookRuns(job: id)) }
         }) { scheduler, result in
-            if scheduler.ending[id] != nil, let reply = scheduler.pendingReplies.removeValue(forKey: token) {
+            if scheduler.isEnding(id), let reply = scheduler.pendingReplies.removeValue(forKey: token) {
                 // It ended in memory after (or before) this read: answer from the record of its end.
                 scheduler.whenEndRecorded[id, default: []].append { [unowned scheduler] in scheduler.show(request, reply: reply) }
                 return
@@ -158,12 +157,14 @@ extension Scheduler {
 
     /// Finds the named jobs (from memory, else from the store), then applies the command to each.
     private func act(_ request: ControlRequest, reply: @escaping Reply) {
-        let command = request.command
+        guard let command = JobCommand(rawValue: request.command.rawValue) else {
+            return reply(.failure(ControlError(.badRequest, "not a job command")))
+        }
         if request.all == true || request.batch != nil {
             let batch = request.batch
-            let inMemory = jobs.values.filter { batch == nil || $0.job.batch == batch }
+            let inMemory = unfinishedJobs.filter { batch == nil || $0.batch == batch }
             guard command == .retry || command == .cancel || batch != nil else {
-                let targets = inMemory.filter { Self.acceptsBulk(command, $0.job) }.sorted { $0.id < $1.id }
+                let targets = inMemory.filter { command.appliesInBulk(to: $0) }.sorted { $0.id < $1.id }
                 return apply(command, to: targets.map { .success($0) }, reply: reply)
             }
             // Failed jobs have left memory: find them in the store (and check that the batch exists).
@@ -175,9 +176,9 @@ extension Scheduler {
             }) { scheduler, result in
                 guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
                 if case .failure(let error as ControlError) = result { return reply(.failure(error)) }
-                let failed = ((try? result.get()) ?? []).filter { scheduler.jobs[$0.id] == nil }.map { ScheduledJob(job: $0, now: scheduler.now) }
-                let targets = (scheduler.jobs.values.filter { batch == nil || $0.job.batch == batch } + failed)
-                    .filter { Self.acceptsBulk(command, $0.job) }
+                let failed = ((try? result.get()) ?? []).filter { !scheduler.isInMemory($0.id) }
+                let targets = (scheduler.unfinishedJobs.filter { batch == nil || $0.batch == batch } + failed)
+                    .filter { command.appliesInBulk(to: $0) }
                     .sorted { $0.id < $1.id }
                 scheduler.apply(command, to: targets.map { .success($0) }, reply: reply)
             }
@@ -186,158 +187,51 @@ extension Scheduler {
         guard let ids = request.ids, !ids.isEmpty else {
             return reply(.failure(ControlError(.badRequest, "\(command.rawValue) needs job ids or --all")))
         }
-        let missing = ids.filter { jobs[$0] == nil }
+        let missing = ids.filter { !isInMemory($0) }
         let token = later(reply)
         stored({ store in try missing.map { id in (id, try store.job(id)) } }) { scheduler, result in
             guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
             let loaded = (try? result.get()) ?? []
             let found = Dictionary(loaded.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
-            let targets: [Result<ScheduledJob, ControlError>] = ids.map { id in
-                if let scheduled = scheduler.jobs[id] { return .success(scheduled) }
-                guard let job = found[id] ?? nil else { return .failure(ControlError(.unknownJob, "no job \(id)")) }
-                return .success(ScheduledJob(job: job, now: scheduler.now))
+            let targets: [Result<Job, CommandRefusal>] = ids.map { id in
+                if let job = scheduler.core.jobs[id]?.job { return .success(job) }
+                guard let job = found[id] ?? nil else { return .failure(.unknownJob(id)) }
+                return .success(job)
             }
             scheduler.apply(command, to: targets, reply: reply)
         }
     }
 
-    private static func acceptsBulk(_ command: ControlCommand, _ job: Job) -> Bool {
-        let state = job.state
-        switch command {
-        case .pause: return state == .queued || state == .running || state == .waiting
-        case .resume: return state == .paused || state == .waiting
-        case .cancel: return !state.isFinal
-        case .retry: return (state == .failed || state == .waiting) && !job.isQuarantined
-        default: return false
-        }
-    }
-
-    private func apply(_ command: ControlCommand, to targets: [Result<ScheduledJob, ControlError>], reply: @escaping Reply) {
-        var errors: [ControlError] = []
-        var changed: [ScheduledJob] = []
-        var remaining = 1
+    /// Applies the command to each target; answers with the jobs changed, or every refusal.
+    private func apply(_ command: JobCommand, to targets: [Result<Job, CommandRefusal>], reply: @escaping Reply) {
+        var results: [Result<Job, CommandRefusal>?] = Array(repeating: nil, count: targets.count)
+        var remaining = targets.count + 1
         let finishOne = {
             remaining -= 1
             guard remaining == 0 else { return }
-            if let first = errors.first {
-                let message = errors.map(\.message).joined(separator: "; ")
-                reply(.failure(ControlError(first.code, message)))
+            let refusals = results.compactMap { result -> CommandRefusal? in
+                if case .failure(let refusal)? = result { refusal } else { nil }
+            }
+            if let first = refusals.first {
+                let error = ControlError(first)
+                reply(.failure(ControlError(error.code, refusals.map(\.message).joined(separator: "; "))))
             } else {
-                reply(ControlResponse(jobs: changed.map(\.live)))
+                reply(ControlResponse(jobs: results.compactMap { try? $0?.get() }))
             }
         }
-        for target in targets {
+        for (index, target) in targets.enumerated() {
             switch target {
-            case .failure(let error):
-                errors.append(error)
-            case .success(let scheduled):
-                if command == .retry, scheduled.job.isQuarantined, let error = scheduled.job.error {
-                    errors.append(ControlError(.illegalTransition, "cannot retry job \(scheduled.id): \(error.message)"))
-                    continue
-                }
-                guard let target = Self.target(of: command, from: scheduled.job.state) else {
-                    errors.append(ControlError(.illegalTransition,
-                        "cannot \(command.rawValue) job \(scheduled.id): it is \(scheduled.job.state.rawValue)"))
-                    continue
-                }
-                remaining += 1
-                changed.append(scheduled)
-                perform(command, on: scheduled, to: target) { error in
-                    if let error {
-                        errors.append(error)
-                        changed.removeAll { $0 === scheduled }
-                    }
+            case .failure(let refusal):
+                results[index] = .failure(refusal)
+                finishOne()
+            case .success(let job):
+                self.command(command, job.id, loaded: isInMemory(job.id) ? nil : job) { result in
+                    results[index] = result
                     finishOne()
                 }
             }
         }
         finishOne()
-        startNext()
-    }
-
-    /// The state a command moves a job to, or nil when the job's state does not allow it.
-    static func target(of command: ControlCommand, from state: JobState) -> JobState? {
-        let target: JobState
-        switch (command, state) {
-        case (.pause, _): target = .paused
-        case (.resume, .paused), (.resume, .waiting): target = .queued
-        case (.cancel, _): target = .cancelled
-        case (.retry, .failed), (.retry, .waiting): target = .queued
-        default: return nil
-        }
-        return state.canTransition(to: target) ? target : nil
-    }
-
-    /// Moves one job; `done` gets the reason it could not.
-    private func perform(_ command: ControlCommand, on scheduled: ScheduledJob, to target: JobState,
-                         done: @escaping (ControlError?) -> Void) {
-        let id = scheduled.id
-        if target == .queued {
-            if scheduled.job.state == .failed {
-                return retryFailed(scheduled, done: done)
-            }
-            let reason = command == .retry ? "retry by user" : "resumed by user"
-            return change(scheduled, StateChange(.queued, reason: reason), then: { result in
-                done(Self.unrecorded(command, id, result))
-            })
-        }
-        if target == .paused {
-            return suspend(scheduled, to: .paused, reason: "paused by user") { result in done(Self.unrecorded(command, id, result)) }
-        }
-        stopTransfer(of: scheduled) { [unowned self] transfer in
-            let attempt = transfer.map { ($0.attempt, $0.status, $0.transferred, $0.easy.metrics) }
-            if let (number, status, bytes, metrics) = attempt {
-                attemptFinished(id, attempt: number, status: status, error: nil, bytes: bytes, metrics: metrics)
-            }
-            let partialPath = scheduled.job.partialPath
-            scheduled.detach()
-            change(scheduled, StateChange(.cancelled, reason: "cancelled by user"), removing: partialPath, alsoRecord: { store in
-                try store.deleteResume(id)
-                if let (number, status, bytes, metrics) = attempt {
-                    try store.finishAttempt(id, number: number, httpStatus: status, error: nil, bytes: bytes, metrics: metrics)
-                }
-            }) { result in
-                done(Self.unrecorded(command, id, result))
-            }
-        }
-    }
-
-    /// A command is acknowledged only once recorded: a store that could not record it (a full
-    /// disk) makes the reply an error, and the command may be given again.
-    private static func unrecorded(_ command: ControlCommand, _ id: JobID, _ result: Result<Void, any Error>) -> ControlError? {
-        guard case .failure(let error) = result else { return nil }
-        return ControlError(.internal, "cannot record the \(command.rawValue) of job \(id): \(error) (free space, then \(command.rawValue) it again)")
-    }
-
-    /// A failed job is queued again once it owns its destination again (another job may have
-    /// taken it meanwhile: then it stays failed, and the reply names that job).
-    private func retryFailed(_ scheduled: ScheduledJob, done: @escaping (ControlError?) -> Void) {
-        let id = scheduled.id
-        let requeue = { [unowned self] in
-            guard scheduled.job.state == .failed, jobs[id] == nil || jobs[id] === scheduled else {
-                return done(ControlError(.illegalTransition, "cannot retry job \(id): it is \(scheduled.job.state.rawValue)"))
-            }
-            scheduled.renewRetryBudget()
-            scheduled.lastProgress = now
-            jobs[id] = scheduled
-            change(scheduled, StateChange(.queued, reason: "retry by user"), then: { result in
-                done(Self.unrecorded(.retry, id, result))
-            })
-            // The claim came back after the command's own startNext: start it now.
-            startNext()
-        }
-        guard scheduled.job.kind == .download, let path = scheduled.job.path else { return requeue() }
-        let token = nextToken()
-        pendingThen[token] = { result in
-            switch result {
-            case .success: requeue()
-            case .failure(let error as DestinationRefusal): done(ControlError(.destination(error)))
-            case .failure(let error): done(ControlError(.internal, "cannot retry job \(id): \(error)"))
-            }
-        }
-        stored({ store in try store.claimDestination(of: id, path: path) }) { scheduler, result in
-            scheduler.pendingThen.removeValue(forKey: token)?(result)
-        }
     }
 
     // MARK: wait
@@ -353,7 +247,7 @@ extension Scheduler {
                 guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
                 switch result {
                 case .success(let jobs):
-                    scheduler.wait(for: jobs.map(\.id), loaded: jobs.map { ($0.id, $0) }, connection: connection, reply: reply)
+                    scheduler.wait(for: Set(jobs.map(\.id)), ended: jobs, connection: connection) { reply(ControlResponse(jobs: $0)) }
                 case .failure(let error as ControlError):
                     reply(.failure(error))
                 case .failure(let error):
@@ -363,7 +257,7 @@ extension Scheduler {
         }
         let ids: [JobID]
         if request.all == true {
-            ids = jobs.values.map(\.id)
+            ids = unfinishedJobs.map(\.id)
         } else {
             guard let named = request.ids, !named.isEmpty else {
                 return reply(.failure(ControlError(.badRequest, "wait needs job ids, --batch or --all")))
@@ -371,56 +265,14 @@ extension Scheduler {
             ids = named
         }
         let token = later(reply)
-        let missing = ids.filter { jobs[$0] == nil }
+        let missing = ids.filter { !isInMemory($0) }
         stored({ store in try missing.map { id in (id, try store.job(id)) } }) { scheduler, result in
             guard let reply = scheduler.pendingReplies.removeValue(forKey: token) else { return }
             let loaded = (try? result.get()) ?? []
             if let unknown = loaded.first(where: { $0.1 == nil }) {
                 return reply(.failure(ControlError(.unknownJob, "no job \(unknown.0)")))
             }
-            scheduler.wait(for: ids, loaded: loaded, connection: connection, reply: reply)
+            scheduler.wait(for: Set(ids), ended: loaded.compactMap(\.1), connection: connection) { reply(ControlResponse(jobs: $0)) }
         }
-    }
-
-    /// Answers once every job of `ids` has ended; `loaded` are the jobs read from the store.
-    private func wait(for ids: [JobID], loaded: [(JobID, Job?)], connection: Int, reply: @escaping Reply) {
-        let token = later(reply)
-        var waiter = Waiter(connection: connection, token: token, remaining: Set(ids), ended: [])
-        for case let (id, job?) in loaded where job.state.hasEnded && jobs[id] == nil {
-            waiter.remaining.remove(id)
-            waiter.ended.append(job)
-        }
-        if waiter.remaining.isEmpty {
-            respond(token, ControlResponse(jobs: waiter.ended))
-        } else {
-            waiters.append(waiter)
-        }
-    }
-
-    /// A job reached completed, failed or cancelled (and that is recorded): wake its waiters.
-    func jobEnded(_ job: Job) {
-        if let batch = job.batch, batches.endRecorded(batch: batch) {
-            collectionMaker.forget(batch: batch)
-            batchEnded(batch)
-        }
-        // In place: a waiter of thousands of jobs must not be copied at every end.
-        var index = waiters.startIndex
-        while index < waiters.endIndex {
-            if waiters[index].remaining.remove(job.id) != nil { waiters[index].ended.append(job) }
-            if waiters[index].remaining.isEmpty {
-                let waiter = waiters.remove(at: index)
-                respond(waiter.token, ControlResponse(jobs: waiter.ended))
-            } else {
-                index += 1
-            }
-        }
-    }
-
-    /// The client went away: forget what it was waiting for.
-    public func connectionClosed(_ connection: Int) {
-        dropSubmissions(of: connection)
-        events.unsubscribe(connection)
-        for waiter in waiters where waiter.connection == connection { pendingReplies[waiter.token] = nil }
-        waiters.removeAll { $0.connection == connection }
     }
 }

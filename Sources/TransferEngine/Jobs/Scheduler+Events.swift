@@ -8,11 +8,12 @@ extension Scheduler {
     func publishProgress() {
         guard events.hasSubscribers else { return lastProgress.removeAll() }
         var seen: [JobID: Int64] = [:]
-        for scheduled in running where scheduled.transfer != nil {
-            let live = scheduled.live
-            let previous = lastProgress[scheduled.id] ?? live.bytesDone
-            seen[scheduled.id] = live.bytesDone
-            var event = TransferEvent(.progress, job: scheduled.id)
+        for (id, engineJob) in engine where engineJob.transfer != nil {
+            guard let job = core.jobs[id]?.job else { continue }
+            let live = engineJob.live(job)
+            let previous = lastProgress[id] ?? live.bytesDone
+            seen[id] = live.bytesDone
+            var event = TransferEvent(.progress, job: id)
             event.bytesDone = live.bytesDone
             event.bytesTotal = live.bytesTotal
             event.rate = max(0, live.bytesDone.saturatingSubtract(previous)).saturatingMultiply(1000)
@@ -20,18 +21,6 @@ extension Scheduler {
             events.publish(event)
         }
         lastProgress = seen
-    }
-
-    /// Publishes the end of an attempt with what it measured.
-    func attemptFinished(_ id: JobID, attempt: Int, status: Int?, error: TransferError?, bytes: Int64,
-                         metrics: AttemptMetrics?) {
-        var event = TransferEvent(.attemptFinished, job: id)
-        event.attempt = attempt
-        event.httpStatus = status
-        event.error = error?.record
-        event.bytesDone = bytes
-        event.metrics = metrics
-        events.publish(event)
     }
 
     // MARK: events

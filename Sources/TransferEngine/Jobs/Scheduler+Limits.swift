@@ -25,8 +25,8 @@ extension Scheduler {
     }
 
     func recheckPacers() {
-        for scheduled in running {
-            scheduled.transfer?.pacer.recheck()
+        for engineJob in engine.values {
+            engineJob.transfer?.pacer.recheck()
         }
     }
 
@@ -40,10 +40,10 @@ extension Scheduler {
                 return reply(.failure(ControlError(.badRequest, "limit ID needs a rate")))
             }
             let limit = rate == 0 ? nil : rate
-            if let scheduled = jobs[id] {
-                scheduled.job.limit = limit
-                scheduled.transfer?.pacer.setRate(limit)
-                scheduled.transfer?.pacer.recheck()
+            feed(.limit(id, limit))
+            if let transfer = engine[id]?.transfer {
+                transfer.pacer.setRate(limit)
+                transfer.pacer.recheck()
             }
             let token = later(reply)
             return stored({ store in

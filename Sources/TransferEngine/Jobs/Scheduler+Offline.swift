@@ -1,16 +1,12 @@
-/// Offline waiting: jobs whose host cannot be reached wait (`waiting`, reason offline) and are
-/// queued again as soon as one shared connect-only probe reaches the host.
+/// Offline waiting, the engine's side: one shared connect-only probe per unreachable host,
+/// backing off, until it reaches the host (the core then queues the host's waiting jobs).
 extension Scheduler {
-    /// Makes `scheduled` wait for its host, starting a probe for the host if none runs.
-    func waitForHost(_ scheduled: ScheduledJob) {
-        guard let candidate = HostProbe(jobURL: scheduled.job.url) else { return }
-        let probe = probes[candidate.key] ?? candidate
-        if probes[probe.key] == nil {
-            probes[probe.key] = probe
-            let key = probe.key
-            probe.schedule(on: loop) { [unowned self] in launchProbe(key) }
-        }
-        probe.jobs.insert(scheduled.id)
+    /// Probes the host of `jobURL` unless a probe for it runs already.
+    func probe(_ jobURL: String) {
+        guard let probe = HostProbe(jobURL: jobURL), probes[probe.key] == nil else { return }
+        probes[probe.key] = probe
+        let key = probe.key
+        probe.schedule(on: loop) { [unowned self] in launchProbe(key) }
     }
 
     private func launchProbe(_ key: String) {
@@ -24,7 +20,7 @@ extension Scheduler {
         probesByEasy[ObjectIdentifier(easy)] = key
     }
 
-    /// A probe finished: the host answers (queue its jobs) or not (probe again later).
+    /// A probe finished: the host answers (the core queues its jobs) or not (probe again later).
     /// Returns false when `easy` was not a probe.
     func probeEnded(_ easy: CurlEasy, _ code: CurlCode) -> Bool {
         guard let key = probesByEasy.removeValue(forKey: ObjectIdentifier(easy)), let probe = probes[key] else {
@@ -34,14 +30,9 @@ extension Scheduler {
             probe.schedule(on: loop) { [unowned self] in launchProbe(key) }
             return true
         }
-        logger.info("\(key) answers again: \(probe.jobs.count) waiting jobs go back in the queue")
         probes[key] = nil
         probe.cancel()
-        for id in probe.jobs {
-            guard let scheduled = jobs[id], scheduled.job.state == .waiting else { continue }
-            change(scheduled, StateChange(.queued, reason: "\(key) answers again"))
-        }
-        startNext()
+        feed(.hostAnswered(key))
         return true
     }
 }

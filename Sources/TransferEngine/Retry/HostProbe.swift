@@ -1,7 +1,7 @@
 import FoundationEssentials
 
-/// Jobs waiting for one unreachable host, and the timer of the next probe: one probe per host
-/// however many jobs wait on it, backing off from 1 s to 30 s. Thread: the loop thread.
+/// The timer of the next probe of one unreachable host: one probe per host however many jobs
+/// wait on it (the core keeps which), backing off from 1 s to 30 s. Thread: the loop thread.
 final class HostProbe {
     static let firstInterval: UInt64 = 1000
     static let maxInterval: UInt64 = 30_000
@@ -10,7 +10,6 @@ final class HostProbe {
     let key: String
     /// A plain `http://host:port/` URL: a probe only needs the TCP connection to succeed.
     let url: String
-    var jobs: Set<JobID> = []
     private var interval = HostProbe.firstInterval
     private var timer: UVTimer?
 

@@ -41,7 +41,7 @@ public struct Logger: Sendable {
     public func warn(_ message: @autoclosure () -> String) { log(.warn, message()) }
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
 
-    private func log(_ messageLevel: Level, _ message: @autoclosure () -> String) {
+    func log(_ messageLevel: Level, _ message: @autoclosure () -> String) {
         guard messageLevel >= level else { return }
         let time = Timestamp.now.iso8601
         let line = "\(time) \(messageLevel.name) \(label): \(TerminalText.escape(message()))\n"

@@ -1,4 +1,5 @@
-/// SplitMix64: a small seeded generator, so a failing random case repeats.
+/// SplitMix64: a small seeded generator. The decision core draws its retry jitter from one (seeded
+/// from the system at start), so a test that gives it a seed sees the same decisions every run.
 struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 

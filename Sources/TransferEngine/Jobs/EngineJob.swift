@@ -1,0 +1,31 @@
+/// The engine's side of a running job: its transfer while the attempt runs, the partial file
+/// kept for the record that follows it, and its rate. Thread: the loop thread.
+final class EngineJob {
+    /// The attempt in progress, from the moment its easy handle exists until it has stopped.
+    var transfer: (any Transfer)?
+    /// A download's partial file: synced before the record of a stop, finalized at the end.
+    var file: PartialFile?
+    /// What a preparation found complete (only the rename is left).
+    var resume: ResumeState?
+    /// Bytes per second over the last tick (batch totals add them up).
+    private(set) var rate: Int64 = 0
+    private var bytesAtLastTick: Int64?
+
+    /// Once a second.
+    func measureRate() {
+        guard let bytes = transfer?.progress.done else { return }
+        rate = max(0, bytes - (bytesAtLastTick ?? bytes))
+        bytesAtLastTick = bytes
+    }
+
+    /// `job` as clients should see it: with the live bytes and status of the running transfer.
+    func live(_ job: Job) -> Job {
+        var live = job
+        if let progress = transfer?.progress {
+            live.bytesDone = progress.done
+            live.bytesTotal = progress.total ?? job.bytesTotal
+        }
+        if let status = transfer?.status { live.httpStatus = status }
+        return live
+    }
+}

@@ -1,0 +1,28 @@
+/// What a user can tell a job to do (the control protocol's `pause`, `resume`, `cancel`, `retry`).
+enum JobCommand: String, Sendable, Equatable {
+    case pause, resume, cancel, retry
+
+    /// The state the command moves a job in `state` to, or nil when that state does not allow it.
+    func target(from state: JobState) -> JobState? {
+        let target: JobState
+        switch (self, state) {
+        case (.pause, _): target = .paused
+        case (.resume, .paused), (.resume, .waiting): target = .queued
+        case (.cancel, _): target = .cancelled
+        case (.retry, .failed), (.retry, .waiting): target = .queued
+        default: return nil
+        }
+        return state.canTransition(to: target) ? target : nil
+    }
+
+    /// Whether `--all` (or `--batch`) applies the command to `job`.
+    func appliesInBulk(to job: Job) -> Bool {
+        let state = job.state
+        switch self {
+        case .pause: return state == .queued || state == .running || state == .waiting
+        case .resume: return state == .paused || state == .waiting
+        case .cancel: return !state.isFinal
+        case .retry: return (state == .failed || state == .waiting) && !job.isQuarantined
+        }
+    }
+}

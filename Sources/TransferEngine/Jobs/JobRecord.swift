@@ -1,0 +1,116 @@
+/// A job as the decision core holds it while it may still move (queued, running, waiting,
+/// paused): the job itself, its retry budget, and where its attempt is. A value; the engine's
+/// side of a running job (its transfer) is `EngineJob`. Thread: the loop thread (in the core).
+struct JobRecord: Equatable {
+    /// Where a running job's attempt is; `idle` for every other state.
+    enum Phase: Equatable {
+        case idle
+        /// Preparing its file or body, or transferring.
+        case attempt
+        /// Every byte is in; the file is synced, verified and renamed off the loop. A pause or
+        /// cancel meanwhile (`then`) applies only if that fails: a file being renamed into
+        /// place is not stopped halfway, and a job never says paused while it completes.
+        case finalizing(then: StopIntent?)
+        /// Its transfer is being taken off the engine; then `intent` applies.
+        case stopping(StopIntent)
+    }
+
+    var job: Job
+    var phase = Phase.idle
+    /// `scheme://host:port`: what the per-host cap counts and offline jobs wait on.
+    let host: String
+    /// `job.attempts` may not pass this without the job failing (renewed by `retry` and by an
+    /// attempt that kept more bytes than ever: a job that makes progress is not failed for
+    /// needing many).
+    private(set) var attemptLimit: Int
+    /// When the job last kept more bytes than ever (or was queued): the no-progress deadline
+    /// counts from here.
+    private(set) var lastProgress: Timestamp
+    /// The most bytes an attempt of this download has kept: only passing it is progress.
+    private var mostBytesKept: Int64
+
+    init(job: Job, now: Timestamp) {
+        self.job = job
+        host = HostKey.parse(job.url)?.key ?? job.url
+        attemptLimit = Self.attemptLimit(after: job)
+        lastProgress = now
+        mostBytesKept = job.bytesDone
+    }
+
+    var id: JobID { job.id }
+
+    /// A full retry budget from the attempts made so far (`retry`).
+    mutating func renewRetryBudget(now: Timestamp) {
+        attemptLimit = Self.attemptLimit(after: job)
+        lastProgress = now
+    }
+
+    /// A failed download attempt left `kept` durable bytes. Only more bytes than any attempt kept
+    /// before is progress, which renews the budget: a server that keeps changing the entity
+    /// makes every attempt redo the same bytes, and those attempts use the budget up.
+    mutating func attemptKept(_ kept: Int64, now: Timestamp) {
+        guard kept > mostBytesKept else { return }
+        mostBytesKept = kept
+        renewRetryBudget(now: now)
+    }
+
+    /// One more attempt that does not count against the budget (waiting for an unreachable
+    /// host, or for a descriptor).
+    mutating func extendRetryBudget() {
+        attemptLimit = attemptLimit.saturatingAdd(1)
+    }
+
+    /// Saturating: the store's checks keep both counts small, and nothing here may trap if one slips.
+    private static func attemptLimit(after job: Job) -> Int {
+        job.attempts.saturatingAdd(job.maxRetries).saturatingAdd(1)
+    }
+}
+
+/// Why a running job's transfer is being stopped, and what it becomes once it has.
+enum StopIntent: Equatable {
+    /// `paused` by a command (acknowledged with `acks`), or `queued` again by a preemption or
+    /// the daemon stopping.
+    case suspend(JobState, reason: StopReason, acks: [CommandAck])
+    case cancel(acks: [CommandAck])
+    /// It moved no byte for this many seconds: the attempt failed.
+    case stall(seconds: Int)
+}
+
+extension StopIntent {
+    var acks: [CommandAck] {
+        switch self {
+        case .suspend(_, _, let acks), .cancel(let acks): acks
+        case .stall: []
+        }
+    }
+
+    /// Two commands for one stopping job: a cancel wins over a pause, and both are answered.
+    func merged(with other: StopIntent) -> StopIntent {
+        switch (self, other) {
+        case (.cancel, _), (_, .cancel): .cancel(acks: acks + other.acks)
+        case (.suspend(let state, let reason, _), _): .suspend(state, reason: reason, acks: acks + other.acks)
+        case (.stall, _): other
+        }
+    }
+}
+
+/// A command waiting for its change to be recorded: answered with `acknowledge`.
+struct CommandAck: Equatable {
+    var token: Int
+    var command: JobCommand
+}
+
+/// Why a transfer is stopped: typed, with the text people read.
+enum StopReason: Equatable {
+    case pausedByUser
+    case preempted(by: JobID)
+    case daemonStopped
+
+    var text: String {
+        switch self {
+        case .pausedByUser: "paused by user"
+        case .preempted(let high): "preempted by job \(high) (high priority)"
+        case .daemonStopped: "daemon stopped"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/// What the decision core asks the shell to do: record, start, stop, finalize, publish, probe,
+/// arm the retry timer, run a hook, answer. Values only; the shell performs them in order.
+enum SchedulerAction {
+    /// Record a state change with what goes with it (`StateRecord`); report `recorded` with its token.
+    case record(StateRecord)
+    /// Record the attempt (with `running`, as `record`) and prepare its file or body on the
+    /// store's queue, then start it.
+    case startAttempt(StateRecord, attempt: Int)
+    /// Take the job's transfer off the engine; report `stopped` once it is idle.
+    case stop(JobID)
+    /// Sync, verify and rename the finished file off the loop; report `finalized`.
+    case finalize(JobID, AttemptReport)
+    case publish(TransferEvent)
+    /// Probe the host of this job URL until it answers (one probe per host); report `hostAnswered`.
+    case probe(jobURL: String)
+    /// Set the retry timer for this time, or stop it.
+    case armRetryTimer(Timestamp?)
+    /// Claim a failed download's destination again in the store; report `destinationClaimed`.
+    case claimDestination(Job, path: String, ack: Int)
+    case runHook(PendingHook)
+    /// Judge the batch's end from the store (every end of its jobs is recorded) and run its hook;
+    /// `announce`: publish it (not for a batch that ended before the daemon stopped).
+    case batchEnded(Int64, announce: Bool)
+    /// The end of this job is recorded (work waiting for it, like a `show`, may run).
+    case endRecorded(JobID)
+    /// Answer a `wait`.
+    case answer(token: Int, [Job])
+    /// Answer a command (or the shutdown): the job as it is now, or why not.
+    case acknowledge(Int, Result<Job, CommandRefusal>)
+    case log(Logger.Level, String)
+    /// Every job that was running when `shutdown` came is recorded as stopped.
+    case shutdownComplete
+}
+
+/// A state change and everything recorded in the same transaction.
+struct StateRecord: Sendable {
+    var token: Int
+    var id: JobID
+    var change: StateChange
+    /// The time the change is recorded with (the core's clock).
+    var at: Timestamp
+    /// What happens to the partial file before the record: its bytes made durable, or removed
+    /// (a cancel or a discarded body frees space even when the store cannot record it yet).
+    var partial = PartialFileStep.none
+    var resume: ResumeStep = .none
+    var attempt: AttemptEnd?
+    var response: UploadResponse?
+    var refusal: (attempt: Int, RetryRefusal)?
+    var backupUploaded = false
+    /// A hook the end makes due: recorded with it, so it runs even if the daemon stops first.
+    var hook: PendingHook?
+
+    enum PartialFileStep: Equatable, Sendable {
+        case none, sync
+        case remove(String)
+    }
+
+    enum ResumeStep: Equatable, Sendable {
+        case none
+        case save(ResumeState)
+        case delete
+    }
+}
+
+extension StateRecord {
+    /// Writes the change and what goes with it in one transaction, at the core's time.
+    func write(to store: JobStore) throws {
+        try store.transaction {
+            try store.setState(id, change, now: at)
+            switch resume {
+            case .none: break
+            case .save(let state): try store.saveResume(id, state)
+            case .delete: try store.deleteResume(id)
+            }
+            if let response { try store.saveResponse(id, response) }
+            if let attempt {
+                try store.finishAttempt(id, number: attempt.number, httpStatus: attempt.status, error: attempt.error,
+                                        bytes: attempt.bytes, metrics: attempt.metrics, now: at)
+            }
+            if let (number, refusal) = refusal { try store.recordRefusal(id, number: number, refusal) }
+            if backupUploaded { try store.markBackupUploaded(id) }
+            if let hook { try store.addPendingHook(hook) }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+/// How attempts end, as the decision core decides it: finished (a download then finalizes),
+/// failed (`FailureDecision`), starting over, stopped on request, or stalled.
+extension SchedulerCore {
+    mutating func attemptEnded(_ id: JobID, _ report: AttemptReport, now: Timestamp) {
+        guard isCurrentAttempt(id, report.attempt), let job = jobs[id]?.job else { return }
+        learn(from: report, id)
+        switch report.outcome {
+        case .completed where job.kind == .download:
+            log(.debug, "job \(id): attempt \(report.attempt) received \(report.transferred) bytes; finishing the file")
+            jobs[id]?.phase = .finalizing(then: nil)
+            appendAction(.finalize(id, report))
+        case .completed:
+            publishAttemptFinished(id, report, error: nil)
+            log(.info, "job \(id): completed, sent \(report.transferred) bytes, HTTP \(report.status ?? 0)")
+            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: report.transferred), now: now) {
+                $0.attempt = report.record(error: nil)
+                $0.response = report.response
+                $0.backupUploaded = true
+            }
+        case .failed(let error):
+            publishAttemptFinished(id, report, error: error)
+            fail(id, report, error, now: now)
+        case .startOver(let reason):
+            let error = TransferError.sourceChanged(reason)
+            publishAttemptFinished(id, report, error: error)
+            startOver(id, report, reason: reason, now: now)
+        case .redirect:
+            preconditionFailure("the engine follows redirects itself")
+        }
+    }
+
+    /// A failed attempt: waiting (for the backoff, the host or a descriptor), paused (disk
+    /// full) or failed, as `FailureDecision` decides from the job and its budget.
+    private mutating func fail(_ id: JobID, _ report: AttemptReport, _ error: TransferError, now: Timestamp) {
+        guard var record = jobs[id] else { return }
+        switch error {
+        case .unreachable, .fdShortage: record.extendRetryBudget()  // waiting uses up no retry
+        default: break
+        }
+        // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
+        if let resume = report.resume { record.attemptKept(resume.bytesDurable, now: now) }
+        jobs[id] = record
+        let decision = FailureDecision(policy: settings.policy, noProgressMilliseconds: settings.noProgressMilliseconds,
+                                       stopping: stopping)
+        let failure = FailureDecision.Failure(error: error, status: report.status, bytesDone: report.resume?.bytesDurable,
+                                              retryAfter: report.retryAfter, requestSent: report.requestSent,
+                                              job: record.job, attemptLimit: record.attemptLimit,
+                                              lastProgress: record.lastProgress)
+        var (next, refusal) = decision.decide(failure, now: now) { jitter(in: $0) }
+        // A body past --max-filesize leaves nothing behind; other failures keep their bytes for
+        // `retry`, and a failed download attempt that kept none leaves no empty file. Either is
+        // removed before the end is recorded, which frees the destination.
+        let discarded: String? = if case .tooLarge = error { record.job.partialPath } else { nil }
+        if discarded != nil { next.bytesDone = 0 }
+        // Only a file this attempt wrote (it has a report of it): a preparation that failed, a lock
+        // held by another daemon, never touches the file.
+        let empty = next.state == .failed && report.resume?.bytesDurable == 0
+        let removed = discarded ?? (empty ? record.job.partialPath : nil)
+        log(.info, "job \(id): attempt \(report.attempt) failed: \(error.message); now \(next.state.rawValue)"
+            + (refusal.map { " (not retried: \($0.message))" } ?? ""))
+        if next.state == .waiting {
+            var event = TransferEvent(.retryScheduled, job: id)
+            event.attempt = report.attempt + 1
+            event.nextAttemptAt = next.nextAttemptAt
+            event.reason = next.reason
+            event.error = error.record
+            appendAction(.publish(event))
+        }
+        transition(id, next, now: now) {
+            if let removed {
+                $0.partial = .remove(removed)
+            } else if report.resume != nil {
+                $0.partial = .sync
+            }
+            $0.resume = discarded != nil ? .delete : report.resume.map { .save($0) } ?? .none
+            $0.response = report.response
+            $0.attempt = report.record(error: error)
+            $0.refusal = refusal.map { (report.attempt, $0) }
+        }
+        if next.waitReason == .offline, let record = jobs[id] { waitForHost(record) }
+        armRetryTimer(now: now)
+    }
+
+    /// The server changed the entity (or the range): forget the bytes and start from 0.
+    private mutating func startOver(_ id: JobID, _ report: AttemptReport, reason: String, now: Timestamp) {
+        guard let record = jobs[id] else { return }
+        log(.info, "job \(id): attempt \(report.attempt): \(reason); starting over from byte 0")
+        let error = TransferError.sourceChanged(reason)
+        let next = record.job.attempts < record.attemptLimit
+            ? StateChange(.queued, reason: "starting over: \(reason)", bytesDone: 0)
+            : StateChange(.failed, reason: "too many attempts", error: error.record, httpStatus: report.status, bytesDone: 0)
+        // The next attempt's preparation cuts the partial file back to the recorded 0 bytes.
+        transition(id, next, now: now) {
+            $0.resume = report.resume.map { .save(ResumeState(partialPath: $0.partialPath)) } ?? .none
+            $0.attempt = report.record(error: error)
+        }
+    }
+
+    /// A transfer the core stopped is off the engine: what it was stopped for applies now.
+    mutating func stopped(_ id: JobID, _ report: AttemptReport?, now: Timestamp) {
+        guard let record = jobs[id], case .stopping(let intent) = record.phase else { return }
+        if case .stall(let seconds) = intent {
+            var report = report ?? AttemptReport(attempt: record.job.attempts, outcome: .completed)
+            report.outcome = .failed(.stalled(seconds: seconds))
+            jobs[id]?.phase = .attempt
+            return attemptEnded(id, report, now: now)
+        }
+        if let report {
+            learn(from: report, id)
+            publishAttemptFinished(id, report, error: nil)
+        }
+        apply(intent, to: id, report: report, now: now)
+    }
+
+    /// A pause, preemption, shutdown or cancel takes effect: the job keeps its durable bytes
+    /// (a cancel removes them).
+    private mutating func apply(_ intent: StopIntent, to id: JobID, report: AttemptReport?, now: Timestamp) {
+        switch intent {
+        case .suspend(let state, let reason, let acks):
+            let change = StateChange(state, reason: reason.text, httpStatus: report?.status,
+                                     bytesDone: report?.resume?.bytesDurable)
+            transition(id, change, now: now, acks: acks) {
+                // Stopped: the file as it is now is the file as transferd left it.
+                if let resume = report?.resume {
+                    $0.partial = .sync
+                    $0.resume = .save(resume)
+                }
+                $0.attempt = report?.record(error: nil)
+            }
+            if case .preempted = reason { admission.preemptionEnded() }
+        case .cancel(let acks):
+            cancel(id, acks: acks, report: report, now: now)
+        case .stall:
+            preconditionFailure("a stall ends the attempt as a failure")
+        }
+    }
+
+    /// Finalizing ended: the job completed, or failed (a checksum mismatch discards its bytes);
+    /// a pause or cancel given meanwhile applies only if it failed.
+    mutating func finalized(_ id: JobID, _ report: AttemptReport, _ result: Result<Int64, TransferError>, now: Timestamp) {
+        guard let record = jobs[id], record.job.state == .running, record.job.attempts == report.attempt,
+              case .finalizing(let deferred) = record.phase else { return }
+        switch result {
+        case .success(let bytes):
+            publishAttemptFinished(id, report, error: nil)
+            log(.info, "job \(id): completed, \(bytes) bytes at \(record.job.path ?? "")")
+            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: bytes), now: now) {
+                $0.attempt = report.record(error: nil)
+                $0.resume = .delete
+            }
+            for ack in deferred?.acks ?? [] { refuse(ack, .notAllowed(ack.command, id, .completed)) }
+        case .failure(let error):
+            publishAttemptFinished(id, report, error: error)
+            log(.warn, "job \(id): cannot finish: \(error.message)")
+            let discard: Bool = if case .checksumMismatch = error { true } else { false }
+            if let deferred, !discard {
+                return apply(deferred, to: id, report: nil, now: now)
+            }
+            let partialPath = record.job.partialPath
+            transition(id, StateChange(.failed, reason: error.message, error: error.record, httpStatus: report.status,
+                                       bytesDone: discard ? 0 : report.resume?.bytesDurable), now: now) {
+                $0.attempt = report.record(error: error)
+                if discard {
+                    $0.partial = partialPath.map { .remove($0) } ?? .none
+                    $0.resume = .delete
+                }
+            }
+            for ack in deferred?.acks ?? [] { refuse(ack, .notAllowed(ack.command, id, .failed)) }
+        }
+    }
+
+    /// Once a second: an attempt that moved no byte for its stall time (and is not held back by
+    /// a limit) is stopped and retried. libcurl's low-speed check averages over seconds, so a
+    /// burst followed by silence would take several times longer to notice.
+    mutating func tick(_ activities: [SchedulerEvent.Activity]) {
+        for activity in activities where isCurrentAttempt(activity.id, activity.attempt) {
+            guard !activity.throttled, activity.idleSeconds > Double(activity.stallSeconds) else { continue }
+            log(.info, "job \(activity.id): attempt \(activity.attempt) moved no byte for \(activity.stallSeconds) s; retrying")
+            stop(activity.id, .stall(seconds: activity.stallSeconds))
+        }
+    }
+
+    /// What the attempt learned about the entity (its size) stays with the job.
+    private mutating func learn(from report: AttemptReport, _ id: JobID) {
+        if let total = report.resume?.bytesTotal { jobs[id]?.job.bytesTotal = total }
+    }
+
+    /// Publishes the end of an attempt with what it measured.
+    private mutating func publishAttemptFinished(_ id: JobID, _ report: AttemptReport, error: TransferError?) {
+        var event = TransferEvent(.attemptFinished, job: id)
+        event.attempt = report.attempt
+        event.httpStatus = report.status
+        event.error = error?.record
+        event.bytesDone = report.transferred
+        event.metrics = report.metrics
+        appendAction(.publish(event))
+    }
+}

@@ -1,0 +1,251 @@
+/// The scheduler's decisions as a value: events in, actions out. It holds every job that may
+/// still move, the run queue and running slots (`Admission`), the retry heap, the batches'
+/// ledger, the hooks' queue, the jobs waiting for a host, and the `wait` requests; `handle`
+/// is its one entry point, and `transition` the one function that changes a job's state. Time
+/// and randomness come in as values; it performs nothing (no curl, files, store or loop), so
+/// every decision is unit-tested by feeding events. Thread: the loop thread (a value).
+struct SchedulerCore {
+    struct Settings {
+        var maxActive = 4
+        var maxPerHost = 4
+        /// Hooks running at once; the rest wait in order.
+        var maxHooks = 4
+        /// A job that keeps no new byte for this long fails instead of retrying.
+        var noProgressMilliseconds: Int64 = 30 * 60 * 1000
+        var policy = RetryPolicy()
+    }
+
+    let settings: Settings
+    /// Every job that may still move.
+    var jobs: [JobID: JobRecord] = [:]
+    /// Jobs that ended in memory whose end the store has not recorded yet: a read queued before
+    /// that write still finds them unfinished, and must be answered with this.
+    var ending: [JobID: (token: Int, job: Job)] = [:]
+    var admission: Admission
+    /// Waiting jobs by due time (entries of jobs that left `waiting` are dropped as they come up).
+    var retryQueue = Heap<RetryEntry>()
+    var batches = BatchLedger()
+    /// Records on their way to the store, by token: what their being recorded completes.
+    var unrecorded: [Int: Unrecorded] = [:]
+    var waiters: [Waiter] = []
+    var hookQueue: [PendingHook] = []
+    var hooksRunning = 0
+    /// Offline jobs by the host they wait for.
+    var hostWaits: [String: Set<JobID>] = [:]
+    var stopping = false
+    /// While stopping: the jobs that were running and are not recorded as stopped yet.
+    var stillRunning: Set<JobID> = []
+    private var lastToken = 0
+    private var random: SplitMix64
+    /// Actions decided by the event being handled, in order.
+    private var actions: [SchedulerAction] = []
+
+    /// What a record's being recorded completes.
+    struct Unrecorded {
+        var id: JobID
+        var event: TransferEvent
+        var ended: Job?
+        var hook: PendingHook?
+        var acks: [CommandAck]
+    }
+
+    init(settings: Settings, seed: UInt64) {
+        self.settings = settings
+        admission = Admission(maxActive: settings.maxActive, maxPerHost: settings.maxPerHost)
+        random = SplitMix64(seed: seed)
+    }
+
+    /// Decides what `event` leads to, at `now`.
+    mutating func handle(_ event: SchedulerEvent, now: Timestamp) -> [SchedulerAction] {
+        actions = []
+        switch event {
+        case .restarted(let unfinished): restart(unfinished, now: now)
+        case .hooksDue(let hooks, let batches):
+            for hook in hooks {
+                log(.info, "\(hook.owner): running --on-\(hook.event), due when transferd stopped")
+                enqueue(hook)
+            }
+            for batch in batches { actions.append(.batchEnded(batch, announce: false)) }
+        case .hookDue(let hook): enqueue(hook)
+        case .limit(let id, let limit): jobs[id]?.job.limit = limit
+        case .adopted(let job): adopt(job, now: now)
+        case .command(let command, let id, let loaded, let ack): perform(command, id, loaded: loaded, ack: ack, now: now)
+        case .destinationClaimed(let job, let result, let ack): claimed(job, result, ack: ack, now: now)
+        case .readyToFinalize(let id, let attempt):
+            if isCurrentAttempt(id, attempt) {
+                jobs[id]?.phase = .finalizing(then: nil)
+                actions.append(.finalize(id, AttemptReport(attempt: attempt, outcome: .completed)))
+            }
+        case .alreadyComplete(let id, let attempt):
+            if isCurrentAttempt(id, attempt) {
+                transition(id, StateChange(.completed, reason: "finished before the daemon stopped"), now: now) {
+                    $0.resume = .delete
+                }
+            }
+        case .attemptEnded(let id, let report): attemptEnded(id, report, now: now)
+        case .stopped(let id, let report): stopped(id, report, now: now)
+        case .finalized(let id, let report, let result): finalized(id, report, result, now: now)
+        case .recorded(let token, let error): recorded(token, error: error)
+        case .retryDue: retryDue(now: now)
+        case .hostAnswered(let host): hostAnswered(host, now: now)
+        case .tick(let activities): tick(activities)
+        case .hookFinished:
+            hooksRunning -= 1
+            startHooks()
+        case .wait(let token, let connection, let ids, let ended): wait(token, connection, ids, ended: ended)
+        case .connectionClosed(let connection): waiters.removeAll { $0.connection == connection }
+        case .shutdown: shutdown()
+        }
+        startNext(now: now)
+        return actions
+    }
+
+    /// The job in memory, or as it ended while its end is on its way to the store.
+    func job(_ id: JobID) -> Job? { jobs[id]?.job ?? ending[id]?.job }
+
+    /// The attempt is the job's current one and still preparing or transferring: a late result of
+    /// an attempt that was paused, cancelled or stopped meanwhile is dropped.
+    func isCurrentAttempt(_ id: JobID, _ attempt: Int) -> Bool {
+        guard let record = jobs[id] else { return false }
+        return record.job.state == .running && record.job.attempts == attempt && record.phase == .attempt
+    }
+
+    // MARK: The one transition
+
+    /// Changes a job's state — in memory, in the queues and ledgers, and by a `record` action in
+    /// the store — and returns that record for the caller to add what goes with it.
+    /// Every state change of every job goes through here.
+    @discardableResult
+    mutating func transition(_ id: JobID, _ change: StateChange, now: Timestamp, acks: [CommandAck] = [],
+                                     _ with: (inout StateRecord) -> Void = { _ in }) -> StateRecord? {
+        guard var record = jobs[id] else { return nil }
+        let old = record.job.state
+        precondition(old.canTransition(to: change.state), "illegal transition \(old) -> \(change.state)")
+        record.job.apply(change, now: now)
+        record.phase = .idle
+        track(record, from: old)
+        var event = TransferEvent(.state, job: id)
+        event.from = old
+        event.state = change.state
+        event.reason = change.reason
+        event.error = change.error
+        var stateRecord = StateRecord(token: nextToken(), id: id, change: change, at: now)
+        with(&stateRecord)
+        var ended: Job?
+        if change.state.hasEnded {
+            jobs[id] = nil
+            ended = record.job
+            ending[id] = (stateRecord.token, record.job)
+            stateRecord.hook = PendingHook.forJob(record.job)
+            if let batch = record.job.batch { batches.endSent(batch: batch) }
+            forgetHostWait(id, host: record.host)
+        } else {
+            jobs[id] = record
+        }
+        unrecorded[stateRecord.token] = Unrecorded(id: id, event: event, ended: ended, hook: stateRecord.hook, acks: acks)
+        actions.append(.record(stateRecord))
+        return stateRecord
+    }
+
+    /// Keeps admission, the retry heap and the batches' counts in step with a job's state
+    /// (`old` nil for a job just taken into memory).
+    mutating func track(_ record: JobRecord, from old: JobState?) {
+        let new = record.job.state
+        guard old != new else { return }
+        admission.track(record.id, host: record.host, priority: record.job.priority, from: old, to: new)
+        if new == .waiting, let due = record.job.nextAttemptAt {
+            retryQueue.push(RetryEntry(due: due, id: record.id))
+        }
+        if let batch = record.job.batch { batches.track(batch: batch, from: old, to: new) }
+    }
+
+    // MARK: Taking jobs in
+
+    private mutating func restart(_ unfinished: [Job], now: Timestamp) {
+        for job in unfinished {
+            let record = JobRecord(job: job, now: now)
+            jobs[job.id] = record
+            track(record, from: nil)
+            if job.state == .running {
+                // It continues from its last checkpoint.
+                transition(job.id, StateChange(.queued, reason: "daemon restarted"), now: now)
+            } else if job.waitReason == .offline {
+                // It probes its host again now rather than at its due time.
+                waitForHost(record)
+            }
+        }
+        armRetryTimer(now: now)
+    }
+
+    private mutating func adopt(_ job: Job, now: Timestamp) {
+        let record = JobRecord(job: job, now: now)
+        jobs[job.id] = record
+        track(record, from: nil)
+        var event = TransferEvent(.jobCreated, job: job.id)
+        event.state = job.state
+        event.bytesDone = job.bytesDone
+        event.bytesTotal = job.bytesTotal
+        event.batch = job.batch
+        event.reason = "\(job.kind.rawValue) \(job.displayURL)"
+        actions.append(.publish(event))
+    }
+
+    // MARK: Starting work
+
+    /// Starts queued jobs — best priority, then oldest — while slots are free and their host is
+    /// under its cap; then lets a queued high-priority job take a low one's slot.
+    private mutating func startNext(now: Timestamp) {
+        guard !stopping else { return }
+        let jobs = self.jobs
+        let isQueued: (RunQueue.Entry) -> Bool = { entry in
+            guard let job = jobs[entry.id]?.job else { return false }
+            return job.state == .queued && job.priority.rank == entry.rank
+        }
+        while let id = admission.next(isCurrent: isQueued), let record = self.jobs[id] {
+            let attempt = record.job.attempts + 1
+            guard let started = transition(id, StateChange(.running, reason: "attempt \(attempt)"), now: now) else { continue }
+            // The preparation records the attempt and the state together (not a record of its own).
+            actions.removeLast()
+            self.jobs[id]?.job.attempts = attempt
+            self.jobs[id]?.phase = .attempt
+            actions.append(.startAttempt(started, attempt: attempt))
+        }
+        preemptIfNeeded(isQueued: isQueued)
+    }
+
+    /// A queued high job that cannot start takes the slot of the most recently started low job,
+    /// which is checkpointed and queued again; one at a time.
+    private mutating func preemptIfNeeded(isQueued: (RunQueue.Entry) -> Bool) {
+        let jobs = self.jobs
+        guard let (victim, high) = admission.preemption(isCurrent: isQueued,
+                                                        preemptible: { jobs[$0]?.phase == .attempt }) else { return }
+        log(.info, "job \(victim): giving its slot to high-priority job \(high)")
+        stop(victim, .suspend(.queued, reason: .preempted(by: high), acks: []))
+    }
+
+    /// Takes a running job's transfer off the engine; `intent` applies once it has stopped.
+    mutating func stop(_ id: JobID, _ intent: StopIntent) {
+        jobs[id]?.phase = .stopping(intent)
+        actions.append(.stop(id))
+    }
+
+    // MARK: Helpers
+
+    mutating func nextToken() -> Int {
+        lastToken += 1
+        return lastToken
+    }
+
+    mutating func log(_ level: Logger.Level, _ message: String) {
+        actions.append(.log(level, message))
+    }
+
+    mutating func appendAction(_ action: SchedulerAction) {
+        actions.append(action)
+    }
+
+    /// Draws the retry jitter.
+    mutating func jitter(in range: ClosedRange<Double>) -> Double {
+        Double.random(in: range, using: &random)
+    }
+}
