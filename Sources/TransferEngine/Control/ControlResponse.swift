@@ -96,6 +96,31 @@ extension ControlError {
         case .at(_, let reason): code(for: reason)
         }
     }
+
+    /// The control protocol's words for why a command on jobs was not done.
+    init(_ refusal: CommandRefusal) {
+        self.init(Self.code(for: refusal), refusal.message)
+    }
+
+    /// As `init(_:)`; a store failure also says what could not be done (`doing`).
+    init(_ refusal: CommandRefusal, doing: String) {
+        if case .store(let error) = refusal {
+            self.init(.internal, "\(doing): \(error)")
+        } else {
+            self.init(refusal)
+        }
+    }
+
+    private static func code(for refusal: CommandRefusal) -> Code {
+        switch refusal {
+        case .unknownJob: .unknownJob
+        case .unknownBatch: .unknownBatch
+        case .notAllowed, .notLimitable, .quarantined, .noResumeData: .illegalTransition
+        case .notRecorded, .notClaimed, .store: .internal
+        case .destination(let refusal): code(for: JobRefusal.destination(refusal))
+        case .refused(let refusal): code(for: refusal)
+        }
+    }
 }
 
 /// `stats`: what the daemon is and does right now.

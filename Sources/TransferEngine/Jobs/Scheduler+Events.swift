@@ -1,4 +1,4 @@
-/// The event stream: progress ticks, attempt ends, and the `events` command.
+/// The event stream: progress ticks and attempt ends (the command service streams it).
 extension Scheduler {
     // MARK: Events
 
@@ -32,15 +32,5 @@ extension Scheduler {
         event.bytesDone = bytes
         event.metrics = metrics
         events.publish(event)
-    }
-
-    // MARK: events
-
-    /// The most recent events; with `follow`, every later one on the same connection.
-    func streamEvents(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
-        reply(ControlResponse(events: events.recent))
-        guard request.follow == true else { return }
-        guard let stream = streams(connection) else { return }
-        events.subscribe(connection, stream)
     }
 }

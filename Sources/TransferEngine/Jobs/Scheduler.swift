@@ -33,8 +33,6 @@ public final class Scheduler {
         var hookTimeoutMilliseconds: Int { hookTimeoutSeconds.saturatingMultiply(1000) }
     }
 
-    typealias Reply = (ControlResponse) -> Void
-
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
@@ -60,8 +58,6 @@ public final class Scheduler {
     var inbox: LoopInbox<Scheduler>!
     /// Every lifecycle event goes here: `events`, `events --follow`, and later `watch`.
     let events: EventBus
-    /// Set by the daemon: the control connection to stream events to.
-    public var streams: (Int) -> ControlServer.Stream? = { _ in nil }
     private var progressTimer: UVTimer!
     var lastProgress: [JobID: Int64] = [:]
 
@@ -94,7 +90,6 @@ public final class Scheduler {
     /// Loop-side continuations of store work, found again by token (closures that cross threads
     /// may only carry Sendable values).
     var pendingThen: [Int: (Result<Void, any Error>) -> Void] = [:]
-    var pendingReplies: [Int: Reply] = [:]
     /// Bytes per second received and sent over the last tick, all transfers together.
     private(set) var downloadRate: Int64 = 0
     private(set) var uploadRate: Int64 = 0
