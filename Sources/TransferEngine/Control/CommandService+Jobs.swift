@@ -111,13 +111,13 @@ extension CommandService {
         guard let selection = Self.selection(request) else {
             return reply(.failure(ControlError(.badRequest, "wait needs job ids, --batch or --all")))
         }
+        let doing = if case .batch(let batch) = selection { "cannot read batch \(batch)" } else { "cannot read jobs" }
         scheduler.wait(for: selection, owner: connection) { result in
             switch result {
             case .success(let jobs):
                 reply(ControlResponse(jobs: jobs))
             case .failure(let refusal):
-                let batch = request.batch.map(String.init) ?? ""
-                reply(Self.failure(refusal, doing: "cannot read batch \(batch)"))
+                reply(Self.failure(refusal, doing: doing))
             }
         }
     }

@@ -41,18 +41,3 @@ enum CommandRefusal: Error, Equatable, Sendable {
         }
     }
 }
-
-/// What a command did: the jobs it changed (as they are once it is recorded) and, in the order
-/// they came, why the others were not.
-struct CommandOutcome {
-    var changed: [Job]
-    var refusals: [CommandRefusal]
-}
-
-/// What `show` reads of one job: its record, every attempt, the upload's answer, its hooks.
-struct JobDetails {
-    var job: Job
-    var attempts: [AttemptRecord]
-    var response: UploadResponse?
-    var hookRuns: [HookRun]
-}
