@@ -96,19 +96,30 @@ extension ControlError {
         case .at(_, let reason): code(for: reason)
         }
     }
-}
 
-extension ControlError {
-    /// The control protocol's words for why a command was not carried out for a job.
+    /// The control protocol's words for why a command on jobs was not done.
     init(_ refusal: CommandRefusal) {
-        let code: Code = switch refusal {
+        self.init(Self.code(for: refusal), refusal.message)
+    }
+
+    /// As `init(_:)`; a store failure also says what could not be done (`doing`).
+    init(_ refusal: CommandRefusal, doing: String) {
+        if case .store(let error) = refusal {
+            self.init(.internal, "\(doing): \(error)")
+        } else {
+            self.init(refusal)
+        }
+    }
+
+    private static func code(for refusal: CommandRefusal) -> Code {
+        switch refusal {
         case .unknownJob: .unknownJob
         case .unknownBatch: .unknownBatch
-        case .notAllowed, .quarantined: .illegalTransition
-        case .destination(let destination): Self(JobRefusal.destination(destination)).code
-        case .unrecorded, .store: .internal
+        case .notAllowed, .notLimitable, .quarantined, .noResumeData: .illegalTransition
+        case .notRecorded, .notClaimed, .store: .internal
+        case .destination(let refusal): code(for: JobRefusal.destination(refusal))
+        case .refused(let refusal): code(for: refusal)
         }
-        self.init(code, refusal.message)
     }
 }
 

@@ -98,20 +98,21 @@ public final class Daemon {
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }
         scheduler.inbox = inbox
+        let commands = CommandService(scheduler: scheduler)
 
         unlink(paths.socket)  // we hold the lock: any socket file left there is stale
         let server: ControlServer
         do {
             server = try ControlServer(loop: loop, path: paths.socket, maxConnections: descriptors.connections,
                                        logger: logger,
-                                       onRequest: { [unowned scheduler] request, origin, reply in
-                                           scheduler.handle(request, from: origin, reply: reply)
+                                       onRequest: { [unowned commands] request, origin, reply in
+                                           commands.handle(request, from: origin, reply: reply)
                                        },
-                                       onClose: { [unowned scheduler] in scheduler.connectionClosed($0) })
+                                       onClose: { [unowned commands] in commands.connectionClosed($0) })
         } catch {
             throw Failure.cannotListen(socket: paths.socket, reason: error.description)
         }
-        scheduler.streams = { [unowned server] in server.stream(for: $0) }
+        commands.streams = { [unowned server] in server.stream(for: $0) }
 
         var stopping = false
         let deadline = UVTimer(loop: loop) { [logger] in
@@ -137,7 +138,7 @@ public final class Daemon {
         logger.info("file descriptors: \(descriptors.limit); up to \(descriptors.connections) control connections, "
             + "\(descriptors.reserve) kept for the store and transfers")
         loop.run()
-        withExtendedLifetime((signals, server, deadline, scheduler)) {}
+        withExtendedLifetime((signals, server, deadline, scheduler, commands)) {}
         logger.info("stopped")
     }
 

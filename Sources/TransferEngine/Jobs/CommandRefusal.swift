@@ -1,41 +1,55 @@
-/// Why a command was not carried out for a job: the typed reason the core gives. Only the
-/// command service turns it into the protocol's error codes.
+/// Why a command on existing jobs (or a read of them) was not done: the typed reason the
+/// scheduler gives. Only the control protocol turns it into its error codes (in Control/).
 enum CommandRefusal: Error, Equatable, Sendable {
     case unknownJob(JobID)
     case unknownBatch(Int64)
     /// The job's state does not allow the command.
     case notAllowed(JobCommand, JobID, JobState)
-    /// The job was quarantined when it was read (`invalid_job`): retrying cannot mend it.
+    /// A job's limit is not changed once it has ended (completed or cancelled).
+    case notLimitable(JobID, JobState)
+    /// A quarantined job (its stored row cannot run) is not retried; `reason` says why.
     case quarantined(JobID, reason: String)
-    /// Another unfinished job took the failed job's destination meanwhile.
+    /// The store could not record the command (a full disk): it may be given again.
+    case notRecorded(JobCommand, JobID, String)
+    /// A failed download cannot own its destination again (another job took it).
     case destination(DestinationRefusal)
-    /// The store could not record it (a full disk): the command may be given again.
-    case unrecorded(JobCommand, JobID, reason: String)
-    /// The store could not be read or written for another reason.
+    /// The store could not claim a failed job's destination for its retry.
+    case notClaimed(JobID, String)
+    /// Only an unfinished download with a checkpoint has resume data.
+    case noResumeData(JobID, JobState)
+    /// The job or manifest itself was refused (`add`, `submit`).
+    case refused(JobRefusal)
+    /// The store failed to read or record; the caller names what it was doing.
     case store(String)
 
-    /// One line a user can act on.
+    /// One line a user can act on (for `store`, the store's own words: the caller adds what
+    /// it was doing).
     var message: String {
         switch self {
         case .unknownJob(let id): "no job \(id)"
         case .unknownBatch(let id): "no batch \(id)"
         case .notAllowed(let command, let id, let state): "cannot \(command.rawValue) job \(id): it is \(state.rawValue)"
+        case .notLimitable(let id, let state): "cannot limit job \(id): it is \(state.rawValue)"
         case .quarantined(let id, let reason): "cannot retry job \(id): \(reason)"
+        case .notRecorded(let command, let id, let error):
+            "cannot record the \(command.rawValue) of job \(id): \(error) (free space, then \(command.rawValue) it again)"
         case .destination(let refusal): refusal.message
-        case .unrecorded(let command, let id, let reason):
-            "cannot record the \(command.rawValue) of job \(id): \(reason) (free space, then \(command.rawValue) it again)"
-        case .store(let message): message
+        case .notClaimed(let id, let error): "cannot retry job \(id): \(error)"
+        case .noResumeData(let id, let state): "job \(id) has no resume data: it is \(state.rawValue)"
+        case .refused(let refusal): refusal.message
+        case .store(let error): error
         }
     }
 }
 
 extension CommandRefusal {
-    /// A store error met while carrying a command out (a destination another job took is typed).
-    init(_ error: any Error) {
+    /// The store could not claim a failed job's destination for its retry: another job owns it
+    /// (typed), or the store failed.
+    init(claiming id: JobID, _ error: any Error) {
         if let refusal = error as? DestinationRefusal {
             self = .destination(refusal)
         } else {
-            self = .store("\(error)")
+            self = .notClaimed(id, "\(error)")
         }
     }
 }

@@ -1,5 +1,7 @@
-/// What a user can tell a job to do (the control protocol's `pause`, `resume`, `cancel`, `retry`).
-enum JobCommand: String, Sendable, Equatable {
+/// What a user may ask of jobs that exist, in the scheduler's own words: the control protocol's
+/// commands are mapped to these in Control/, so the core does not depend on the wire. Raw
+/// values are the words its refusals name.
+enum JobCommand: String, Sendable, CaseIterable {
     case pause, resume, cancel, retry
 
     /// The state the command moves a job in `state` to, or nil when that state does not allow it.

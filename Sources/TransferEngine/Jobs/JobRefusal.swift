@@ -1,5 +1,5 @@
 /// Why a job, or a manifest of them, is not queued: the typed reason the core throws. Only the
-/// control protocol turns it into its error codes (`ControlError.init(_:)`, in Control/).
+/// control protocol turns it into its error codes (in Control/).
 enum JobRefusal: Error, Equatable, Sendable {
     /// A value of the job is wrong: its URL, a path, a number, a header, a form part, resume data.
     case invalid(String)

@@ -2,36 +2,36 @@
 extension Scheduler {
     // MARK: submit
 
-    /// Keeps a chunk of a manifest; at the final chunk queues all of it (or none) as one batch.
-    func submit(_ submission: BatchSubmission?, from origin: ControlServer.Origin, reply: @escaping Reply) {
-        guard var submission else { return reply(.failure(ControlError(.badRequest, "submit needs a 'submission' object"))) }
+    /// Keeps a chunk of a manifest that came in `bytes` of request on `connection`; at the final
+    /// chunk hands back the whole manifest, no longer held.
+    func stage(_ submission: BatchSubmission, bytes: Int, connection: Int) throws(JobRefusal) -> ManifestStaging.Outcome {
         let held = staging.bytes
         do {
-            switch try staging.add(submission.entries, bytes: origin.lineBytes, connection: origin.connection,
-                                   token: submission.token, final: submission.final) {
-            case .staged(let count): return reply(ControlResponse(staged: count))
-            case .complete(let entries): submission.entries = entries
-            }
+            return try staging.add(submission.entries, bytes: bytes, connection: connection,
+                                   token: submission.token, final: submission.final)
         } catch {
             returnMemory(ifStagingHeld: held)  // the refused manifest's chunks are gone
-            return reply(.failure(ControlError(error)))
+            throw error
         }
-        let whole = submission
+    }
+
+    /// Queues a whole manifest as one batch (all of it or none), then takes its jobs over.
+    func queue(_ whole: BatchSubmission, done: @escaping (Result<BatchQueueing.Outcome, CommandRefusal>) -> Void) {
         let retries = configuration.defaultRetries
-        let token = later(reply)
-        stored({ store in try BatchQueueing.queue(whole, defaultRetries: retries, in: store) }) { scheduler, result in
+        read({ store in try BatchQueueing.queue(whole, defaultRetries: retries, in: store) }) { [unowned self] result in
             switch result {
             case .success(let outcome):
-                scheduler.submitted(outcome, lines: whole.entries.count, token: token)
+                submitted(outcome, lines: whole.entries.count, done: done)
             case .failure(let error as JobRefusal):
-                scheduler.respond(token, .failure(ControlError(error)))
+                done(.failure(.refused(error)))
             case .failure(let error):
-                scheduler.respond(token, .failure(ControlError(.internal, "cannot queue the manifest: \(error)")))
+                done(.failure(.store("\(error)")))
             }
         }
     }
 
-    private func submitted(_ outcome: BatchQueueing.Outcome, lines: Int, token: Int) {
+    private func submitted(_ outcome: BatchQueueing.Outcome, lines: Int,
+                           done: (Result<BatchQueueing.Outcome, CommandRefusal>) -> Void) {
         let batch = outcome.batch
         if outcome.created {
             var event = TransferEvent(.batchCreated)
@@ -41,13 +41,12 @@ extension Scheduler {
         }
         logger.info("batch \(batch.id) (\(batch.name)): queued \(outcome.jobs.count) jobs, skipped \(outcome.skipped)")
         for job in outcome.jobs { adopt(job) }
-        respond(token, ControlResponse(submitted: SubmissionResult(batch: batch.id, name: batch.name,
-                                                                   jobs: outcome.jobs.count, skipped: outcome.skipped)))
+        done(.success(outcome))
         // A new batch with nothing to do (a backup of unchanged files) is done as soon as it exists.
         if outcome.created, lines > 0, outcome.jobs.isEmpty { batchEnded(batch.id) }
     }
 
-    /// The client went away in the middle of a manifest: forget its chunks.
+    /// The connection went away in the middle of a manifest: forget its chunks.
     func dropSubmissions(of connection: Int) {
         let held = staging.bytes
         staging.drop(connection: connection)
@@ -62,31 +61,22 @@ extension Scheduler {
 
     // MARK: batch list, batch show
 
-    func batchList(reply: @escaping Reply) {
-        let token = later(reply)
-        stored({ store in try store.batchRecords().map { ($0, try store.batchTotals($0.id)) } }) { scheduler, result in
-            switch result {
-            case .success(let rows):
-                scheduler.respond(token, ControlResponse(batches: rows.map { scheduler.summary($0.0, $0.1) }))
-            case .failure(let error):
-                scheduler.respond(token, .failure(ControlError(.internal, "cannot read batches: \(error)")))
-            }
+    /// Every batch with its totals.
+    func batchSummaries(done: @escaping (Result<[Batch], CommandRefusal>) -> Void) {
+        read({ store in try store.batchRecords().map { ($0, try store.batchTotals($0.id)) } }) { [unowned self] result in
+            done(result.map { rows in rows.map { summary($0.0, $0.1) } }.mapError { .store("\($0)") })
         }
     }
 
-    func batchShow(_ request: ControlRequest, reply: @escaping Reply) {
-        guard let id = request.batch else { return reply(.failure(ControlError(.badRequest, "batch show needs a batch id"))) }
-        let token = later(reply)
-        stored({ store in
+    /// One batch with its totals and the hooks that ran for it.
+    func batch(_ id: Int64, done: @escaping (Result<(Batch, [HookRun]), CommandRefusal>) -> Void) {
+        read({ store in
             try store.batchRecord(id).map { ($0, try store.batchTotals(id), try store.hookRuns(batch: id)) }
-        }) { scheduler, result in
+        }) { [unowned self] result in
             switch result {
-            case .success(.some(let (record, totals, hookRuns))):
-                scheduler.respond(token, ControlResponse(batches: [scheduler.summary(record, totals)], hookRuns: hookRuns))
-            case .success(.none):
-                scheduler.respond(token, .failure(ControlError(.unknownBatch, "no batch \(id)")))
-            case .failure(let error):
-                scheduler.respond(token, .failure(ControlError(.internal, "cannot read batch \(id): \(error)")))
+            case .success(.some(let (record, totals, hookRuns))): done(.success((summary(record, totals), hookRuns)))
+            case .success(.none): done(.failure(.unknownBatch(id)))
+            case .failure(let error): done(.failure(.store("\(error)")))
             }
         }
     }

@@ -1,4 +1,4 @@
-/// The event stream: progress ticks, attempt ends, and the `events` command.
+/// Progress events (the command service streams the event bus).
 extension Scheduler {
     // MARK: Events
 
@@ -21,15 +21,5 @@ extension Scheduler {
             events.publish(event)
         }
         lastProgress = seen
-    }
-
-    // MARK: events
-
-    /// The most recent events; with `follow`, every later one on the same connection.
-    func streamEvents(_ request: ControlRequest, connection: Int, reply: @escaping Reply) {
-        reply(ControlResponse(events: events.recent))
-        guard request.follow == true else { return }
-        guard let stream = streams(connection) else { return }
-        events.subscribe(connection, stream)
     }
 }

@@ -1,4 +1,4 @@
-/// Bandwidth limits: the timetable applied to the global buckets, and the `limit` command.
+/// Bandwidth limits: the timetable applied to the global buckets, and limits set by users.
 extension Scheduler {
     // MARK: Limits
 
@@ -32,67 +32,47 @@ extension Scheduler {
 
     // MARK: limit
 
-    /// `limit ID RATE` changes one job's limit; `limit --down/--up/--schedule` the daemon's.
-    /// Running transfers follow at once; the change is persisted.
-    func limit(_ request: ControlRequest, reply: @escaping Reply) {
-        if let id = request.ids?.first {
-            guard let rate = request.rate else {
-                return reply(.failure(ControlError(.badRequest, "limit ID needs a rate")))
-            }
-            let limit = rate == 0 ? nil : rate
-            feed(.limit(id, limit))
-            if let transfer = engine[id]?.transfer {
-                transfer.pacer.setRate(limit)
-                transfer.pacer.recheck()
-            }
-            let token = later(reply)
-            return stored({ store in
-                guard let job = try store.job(id) else { throw ControlError(.unknownJob, "no job \(id)") }
-                guard !job.state.isFinal else {
-                    throw ControlError(.illegalTransition, "cannot limit job \(id): it is \(job.state.rawValue)")
-                }
-                try store.setLimit(id, limit)
-                return try store.job(id)
-            }) { scheduler, result in
-                switch result {
-                case .success(let job):
-                    scheduler.logger.info("job \(id): limit \(Rate.describe(limit))")
-                    var event = TransferEvent(.limitChanged, job: id)
-                    event.limit = limit
-                    scheduler.events.publish(event)
-                    scheduler.respond(token, ControlResponse(job: job.map(scheduler.current)))
-                case .failure(let error as ControlError):
-                    scheduler.respond(token, .failure(error))
-                case .failure(let error):
-                    scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limit: \(error)")))
-                }
+    /// Changes one job's limit (nil: unlimited): a running transfer follows at once, and the
+    /// change is persisted. `done` gets the job as recorded.
+    func limitJob(_ id: JobID, to limit: Int64?, done: @escaping (Result<Job?, CommandRefusal>) -> Void) {
+        feed(.limit(id, limit))
+        if let transfer = engine[id]?.transfer {
+            transfer.pacer.setRate(limit)
+            transfer.pacer.recheck()
+        }
+        read({ store in
+            guard let job = try store.job(id) else { throw CommandRefusal.unknownJob(id) }
+            guard !job.state.isFinal else { throw CommandRefusal.notLimitable(id, job.state) }
+            try store.setLimit(id, limit)
+            return try store.job(id)
+        }) { [unowned self] result in
+            switch result {
+            case .success(let job):
+                logger.info("job \(id): limit \(Rate.describe(limit))")
+                var event = TransferEvent(.limitChanged, job: id)
+                event.limit = limit
+                events.publish(event)
+                done(.success(job.map(current)))
+            case .failure(let refusal as CommandRefusal):
+                done(.failure(refusal))
+            case .failure(let error):
+                done(.failure(.store("\(error)")))
             }
         }
-        var limits = limits
-        if let down = request.down { limits.down = down == 0 ? nil : down }
-        if let up = request.up { limits.up = up == 0 ? nil : up }
-        if let text = request.schedule {
-            do {
-                limits.schedule = text.isEmpty ? nil : try LimitSchedule.parse(text)
-            } catch {
-                return reply(.failure(ControlError(.invalidArgument, error.message)))
-            }
-        }
+    }
+
+    /// Makes `limits` the daemon's: in force at once, and persisted. `done` gets the jobs'
+    /// counts by state, read once the limits are recorded.
+    func setLimits(_ limits: LimitSettings, done: @escaping (Result<[JobState: Int], CommandRefusal>) -> Void) {
         let changed = limits != self.limits
         self.limits = limits
         if changed { applyLimits() }
-        let token = later(reply)
         let settings = limits
-        stored({ store in
+        read({ store in
             if changed { try settings.save(to: store) }
             return try store.countsByState()
-        }) { scheduler, result in
-            switch result {
-            case .success(let counts):
-                scheduler.respond(token, ControlResponse(stats: scheduler.stats(counts)))
-            case .failure(let error):
-                scheduler.respond(token, .failure(ControlError(.internal, "cannot record the limits: \(error)")))
-            }
+        }) { result in
+            done(result.mapError { .store("\($0)") })
         }
     }
 }

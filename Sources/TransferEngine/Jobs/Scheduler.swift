@@ -34,8 +34,6 @@ public final class Scheduler {
         var hookTimeoutMilliseconds: Int { hookTimeoutSeconds.saturatingMultiply(1000) }
     }
 
-    typealias Reply = (ControlResponse) -> Void
-
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
@@ -60,8 +58,6 @@ public final class Scheduler {
     var inbox: LoopInbox<Scheduler>!
     /// Every lifecycle event goes here: `events`, `events --follow`, and later `watch`.
     let events: EventBus
-    /// Set by the daemon: the control connection to stream events to.
-    public var streams: (Int) -> ControlServer.Stream? = { _ in nil }
     private var progressTimer: UVTimer!
     var lastProgress: [JobID: Int64] = [:]
 
@@ -87,9 +83,9 @@ public final class Scheduler {
     var answers: [Int: ([Job]) -> Void] = [:]
     /// Manifest chunks received so far, by connection and token.
     var staging = ManifestStaging()
-    /// Loop-side continuations of store work, found again by token (closures that cross threads
-    /// may only carry Sendable values).
-    var pendingReplies: [Int: Reply] = [:]
+    /// Loop-side continuations of reads (`read`), found again by token: closures that cross
+    /// threads may only carry Sendable values.
+    var pendingReads: [Int: () -> Void] = [:]
     private var shutdownDone: (() -> Void)?
     private var lastAnswerToken = 0
     /// Bytes per second received and sent over the last tick, all transfers together.
@@ -176,7 +172,7 @@ public final class Scheduler {
             if let due { retryTimer.start(after: UInt64(max(0, due.rawValue.saturatingSubtract(now.rawValue)))) } else { retryTimer.stop() }
         case .claimDestination(let job, let path, let ack):
             stored({ store in try store.claimDestination(of: job.id, path: path) }) { scheduler, result in
-                scheduler.feed(.destinationClaimed(job, result.mapError(CommandRefusal.init), ack: ack))
+                scheduler.feed(.destinationClaimed(job, result.mapError { CommandRefusal(claiming: job.id, $0) }, ack: ack))
             }
         case .runHook(let hook): run(hook)
         case .batchEnded(let batch, let announce):

@@ -76,8 +76,8 @@ extension SchedulerCore {
     // MARK: wait
 
     /// Answers once every job of `ids` has ended; `ended` are jobs the store had seen end.
-    mutating func wait(_ token: Int, _ connection: Int, _ ids: Set<JobID>, ended: [Job]) {
-        var waiter = Waiter(connection: connection, token: token, remaining: ids, ended: [])
+    mutating func wait(_ token: Int, owner: Int, _ ids: Set<JobID>, ended: [Job]) {
+        var waiter = Waiter(owner: owner, token: token, remaining: ids, ended: [])
         for job in ended where job.state.hasEnded && jobs[job.id] == nil && ending[job.id] == nil {
             if waiter.remaining.remove(job.id) != nil { waiter.ended.append(job) }
         }

@@ -21,7 +21,7 @@ extension SchedulerCore {
         if let hook = done.hook, error == nil { enqueue(hook) }
         for ack in done.acks {
             if let error {
-                refuse(ack, .unrecorded(ack.command, done.id, reason: error))
+                refuse(ack, .notRecorded(ack.command, done.id, error))
             } else if let job = job(done.id) ?? done.ended {
                 appendAction(.acknowledge(ack.token, .success(job)))
             }

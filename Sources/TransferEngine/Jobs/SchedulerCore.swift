@@ -92,8 +92,8 @@ struct SchedulerCore {
         case .hookFinished:
             hooksRunning -= 1
             startHooks()
-        case .wait(let token, let connection, let ids, let ended): wait(token, connection, ids, ended: ended)
-        case .connectionClosed(let connection): waiters.removeAll { $0.connection == connection }
+        case .wait(let token, let owner, let ids, let ended): wait(token, owner: owner, ids, ended: ended)
+        case .waitsDropped(let owner): waiters.removeAll { $0.owner == owner }
         case .shutdown: shutdown()
         }
         startNext(now: now)

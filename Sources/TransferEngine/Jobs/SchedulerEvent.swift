@@ -38,11 +38,11 @@ enum SchedulerEvent {
     case tick([Activity])
     /// A hook runner is free again.
     case hookFinished
-    /// A `wait` request: answered once all of `ids` have ended. `ended`: those read from the store
-    /// that had ended already.
-    case wait(token: Int, connection: Int, ids: Set<JobID>, ended: [Job])
-    /// A client went away: forget what it was waiting for.
-    case connectionClosed(Int)
+    /// A wait: answered once all of `ids` have ended. `ended`: those read from the store that
+    /// had ended already; `owner`: whose wait it is.
+    case wait(token: Int, owner: Int, ids: Set<JobID>, ended: [Job])
+    /// Whoever waited went away: forget its waits.
+    case waitsDropped(owner: Int)
     /// The daemon is stopping: running transfers are checkpointed and queued again; then
     /// `shutdownComplete`.
     case shutdown

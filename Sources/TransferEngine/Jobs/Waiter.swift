@@ -1,6 +1,9 @@
-/// A `wait` request still open: the jobs it waits for and those that have ended.
+/// A wait still open, as the decision core keeps it: whose it is, the jobs it waits for and
+/// those that have ended. Answered (`answer`) with every ended job once `remaining` is empty.
 struct Waiter {
-    var connection: Int
+    /// Whose wait it is (the command service's connection): all of one owner's go together.
+    var owner: Int
+    /// Names the answer.
     var token: Int
     var remaining: Set<JobID>
     var ended: [Job]

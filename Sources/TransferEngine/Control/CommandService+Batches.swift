@@ -1,0 +1,47 @@
+/// submit (a manifest in chunks), batch list, batch show.
+extension CommandService {
+    // MARK: submit
+
+    /// Keeps a chunk of a manifest; at the final chunk queues all of it (or none) as one batch.
+    func submit(_ submission: BatchSubmission?, from origin: ControlServer.Origin, reply: @escaping Reply) {
+        guard var submission else { return reply(.failure(ControlError(.badRequest, "submit needs a 'submission' object"))) }
+        do {
+            switch try scheduler.stage(submission, bytes: origin.lineBytes, connection: origin.connection) {
+            case .staged(let count): return reply(ControlResponse(staged: count))
+            case .complete(let entries): submission.entries = entries
+            }
+        } catch {
+            return reply(.failure(ControlError(error)))
+        }
+        scheduler.queue(submission) { result in
+            switch result {
+            case .success(let outcome):
+                reply(ControlResponse(submitted: SubmissionResult(batch: outcome.batch.id, name: outcome.batch.name,
+                                                                  jobs: outcome.jobs.count, skipped: outcome.skipped)))
+            case .failure(let refusal):
+                reply(Self.failure(refusal, doing: "cannot queue the manifest"))
+            }
+        }
+    }
+
+    // MARK: batch list, batch show
+
+    func batchList(reply: @escaping Reply) {
+        scheduler.batchSummaries { result in
+            switch result {
+            case .success(let batches): reply(ControlResponse(batches: batches))
+            case .failure(let refusal): reply(Self.failure(refusal, doing: "cannot read batches"))
+            }
+        }
+    }
+
+    func batchShow(_ request: ControlRequest, reply: @escaping Reply) {
+        guard let id = request.batch else { return reply(.failure(ControlError(.badRequest, "batch show needs a batch id"))) }
+        scheduler.batch(id) { result in
+            switch result {
+            case .success(let (batch, hookRuns)): reply(ControlResponse(batches: [batch], hookRuns: hookRuns))
+            case .failure(let refusal): reply(Self.failure(refusal, doing: "cannot read batch \(id)"))
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+/// What `show` reads of one job: its record, every attempt, the upload's answer, its hooks.
+struct JobDetails {
+    var job: Job
+    var attempts: [AttemptRecord]
+    var response: UploadResponse?
+    var hookRuns: [HookRun]
+}

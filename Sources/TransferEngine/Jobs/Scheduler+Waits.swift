@@ -1,0 +1,46 @@
+/// Waits: answered by the core once every job waited for has ended (and that end is recorded).
+extension Scheduler {
+    /// Waits for the selected jobs; `owner` is whose wait it is, for `stopWaiting(owner:)`.
+    /// A batch's ended jobs count too: the caller sees whether all of them completed.
+    func wait(for selection: JobSelection, owner: Int, done: @escaping (Result<[Job], CommandRefusal>) -> Void) {
+        let ids: [JobID]
+        switch selection {
+        case .batch(let batch):
+            return read({ store in
+                guard try store.batchRecord(batch) != nil else { throw CommandRefusal.unknownBatch(batch) }
+                return try store.jobs(batch: batch, limit: Int.max)
+            }) { [unowned self] result in
+                switch result {
+                case .success(let jobs):
+                    wait(for: Set(jobs.map(\.id)), ended: jobs, owner: owner) { done(.success($0)) }
+                case .failure(let refusal as CommandRefusal):
+                    done(.failure(refusal))
+                case .failure(let error):
+                    done(.failure(.store("\(error)")))
+                }
+            }
+        case .all: ids = Array(core.jobs.keys)
+        case .ids(let named): ids = named
+        }
+        let missing = ids.filter { core.jobs[$0] == nil }
+        read({ store in try missing.map { id in (id, try store.job(id)) } }) { [unowned self] result in
+            let loaded = (try? result.get()) ?? []
+            if let unknown = loaded.first(where: { $0.1 == nil }) {
+                return done(.failure(.unknownJob(unknown.0)))
+            }
+            wait(for: Set(ids), ended: loaded.compactMap(\.1), owner: owner) { done(.success($0)) }
+        }
+    }
+
+    /// Hands the wait to the core; `ended` are jobs the store had seen end.
+    private func wait(for ids: Set<JobID>, ended: [Job], owner: Int, done: @escaping ([Job]) -> Void) {
+        let token = nextAnswerToken()
+        answers[token] = done
+        feed(.wait(token: token, owner: owner, ids: ids, ended: ended))
+    }
+
+    /// Whoever waited went away: forget what it was waiting for.
+    func stopWaiting(owner: Int) {
+        feed(.waitsDropped(owner: owner))
+    }
+}
