@@ -108,6 +108,17 @@ final class DownloadTransfer: Transfer {
 
     var transferred: Int64 { received }
     var direction: TransferDirection { .down }
+    var partialFile: PartialFile? { file }
+    var redirectStep: RedirectStep? {
+        RedirectStep(headers: headers, redirectsLeft: redirectsLeft, file: file, resume: checkpoint)
+    }
+
+    /// What it keeps is the checkpoint, identified by the file as transferd leaves it.
+    func report(_ outcome: AttemptOutcome) -> AttemptReport {
+        var report = baseReport(outcome)
+        report.resume = checkpoint.identified(by: file, writing: false)
+        return report
+    }
     var progress: (done: Int64, total: Int64?) { (offset, resume.bytesTotal) }
     var keptBytes: Int64 { checkpoint.bytesDurable }
 

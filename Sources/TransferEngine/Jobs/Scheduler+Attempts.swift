@@ -3,9 +3,17 @@ import Dispatch
 /// The engine's durable steps of a download: checkpoints while it runs, the truncation when
 /// the server sends the whole entity again, and the finishing of the file.
 extension Scheduler {
-    /// The running transfer of attempt `attempt` of job `id`, if it is still the current one.
-    func transfer(_ id: JobID, attempt: Int) -> DownloadTransfer? {
-        guard let transfer = engine[id]?.transfer as? DownloadTransfer, transfer.attempt == attempt else { return nil }
+    /// Keeps `transfer` while its durable step runs off the loop; `finished` gives it back
+    /// if it is still its job's running transfer (not stopped meanwhile).
+    private func durableStep(of transfer: DownloadTransfer) -> Int {
+        let token = nextAnswerToken()
+        durableSteps[token] = transfer
+        return token
+    }
+
+    private func finished(_ step: Int) -> DownloadTransfer? {
+        guard let transfer = durableSteps.removeValue(forKey: step),
+              engine[transfer.jobID]?.transfer === transfer else { return nil }
         return transfer
     }
 
@@ -17,11 +25,12 @@ extension Scheduler {
         let attempt = transfer.attempt
         let received = transfer.received
         let file = transfer.file
+        let step = durableStep(of: transfer)
         durably({ try file.sync() }, record: { store in
             try store.saveResume(id, state.identified(by: file, writing: true))
             try store.recordAttemptBytes(id, number: attempt, bytes: received)
         }) { scheduler, result in
-            guard let transfer = scheduler.transfer(id, attempt: attempt) else { return }
+            guard let transfer = scheduler.finished(step) else { return }
             switch result {
             case .success:
                 transfer.recorded(state)
@@ -40,11 +49,11 @@ extension Scheduler {
         state.bytesDurable = 0
         let fresh = state
         let id = transfer.jobID
-        let attempt = transfer.attempt
         let file = transfer.file
+        let step = durableStep(of: transfer)
         logger.info("job \(id): the server sent the whole entity; starting over from byte 0")
         durably({ try file.truncate(to: 0) }, record: { try $0.saveResume(id, fresh.identified(by: file, writing: true)) }) { scheduler, result in
-            guard let transfer = scheduler.transfer(id, attempt: attempt) else { return }
+            guard let transfer = scheduler.finished(step) else { return }
             switch result {
             case .success:
                 transfer.truncated(fresh)

@@ -86,6 +86,8 @@ public final class Scheduler {
     /// Loop-side continuations of reads (`read`), found again by token: closures that cross
     /// threads may only carry Sendable values.
     var pendingReads: [Int: () -> Void] = [:]
+    /// Downloads whose checkpoint or truncation is on its way to disk, by token.
+    var durableSteps: [Int: DownloadTransfer] = [:]
     private var shutdownDone: (() -> Void)?
     private var lastAnswerToken = 0
     /// Bytes per second received and sent over the last tick, all transfers together.
@@ -323,8 +325,8 @@ public final class Scheduler {
         let outcome = transfer.outcome(code)
         transfer.stop()
         transfer.whenIdle { [unowned self] in
-            if case .redirect(let target) = outcome, let download = transfer as? DownloadTransfer {
-                return follow(id, from: download, to: target)
+            if case .redirect(let target) = outcome, let step = transfer.redirectStep {
+                return follow(id, attempt: transfer.attempt, step, to: target)
             }
             feed(.attemptEnded(id, release(transfer, outcome: outcome)))
         }
@@ -332,19 +334,18 @@ public final class Scheduler {
 
     /// A redirect transferd follows itself (`RedirectGuard`): the attempt goes on at `target` in
     /// a new request, which carries the secret headers only if `target` is the job's origin.
-    private func follow(_ id: JobID, from download: DownloadTransfer, to target: String) {
-        let attempt = download.attempt
-        guard core.isCurrentAttempt(id, attempt), let job = core.jobs[id]?.job else { return }
+    private func follow(_ id: JobID, attempt: Int, _ step: RedirectStep, to target: String) {
+        guard core.isCurrentAttempt(id, attempt), let job = core.jobs[id]?.job, let transfer = engine[id]?.transfer else { return }
         let redirects = RedirectGuard(jobURL: job.url, tls: tlsOptions(job))
         if let refusal = redirects.refusal(of: target) {
-            return feed(.attemptEnded(id, release(download, outcome: .failed(refusal))))
+            return feed(.attemptEnded(id, release(transfer, outcome: .failed(refusal))))
         }
-        let headers = redirects.headers(download.headers, to: target)
-        let dropped = headers.count < download.headers.count ? " (another origin: without the secret headers)" : ""
+        let headers = redirects.headers(step.headers, to: target)
+        let dropped = headers.count < step.headers.count ? " (another origin: without the secret headers)" : ""
         logger.info("job \(id): attempt \(attempt) is redirected to \(Redaction.url(target))\(dropped)")
         engine[id]?.transfer = nil
-        launchDownload(job, attempt: attempt, url: target, headers: headers, redirectsLeft: download.redirectsLeft - 1,
-                       file: download.file, resume: download.checkpoint)
+        launchDownload(job, attempt: attempt, url: target, headers: headers, redirectsLeft: step.redirectsLeft - 1,
+                       file: step.file, resume: step.resume)
     }
 
     /// Takes a running transfer off the engine; `then` gets its report once its checkpoints are
@@ -360,20 +361,9 @@ public final class Scheduler {
     /// The report of a transfer that is over; the engine forgets the transfer and keeps its file
     /// (and what it kept) for the record that follows.
     private func release(_ transfer: any Transfer, outcome: AttemptOutcome) -> AttemptReport {
-        var report = AttemptReport(attempt: transfer.attempt, outcome: outcome, status: transfer.status ?? outcome.failure?.status)
-        report.transferred = transfer.transferred
-        report.metrics = transfer.easy.metrics
-        report.retryAfter = transfer.retryAfter
-        if let download = transfer as? DownloadTransfer {
-            report.resume = download.checkpoint.identified(by: download.file, writing: false)
-            engine[transfer.jobID]?.file = download.file
-        }
-        if let upload = transfer as? UploadTransfer {
-            report.requestSent = upload.requestSent
-            report.response = upload.response
-        }
+        if let file = transfer.partialFile { engine[transfer.jobID]?.file = file }
         if engine[transfer.jobID]?.transfer === transfer { engine[transfer.jobID]?.transfer = nil }
-        return report
+        return transfer.report(outcome)
     }
 
     private func tick() {

@@ -25,6 +25,12 @@ protocol Transfer: AnyObject {
     func whenIdle(_ work: @escaping () -> Void)
     /// The attempt's result, given libcurl's code for it.
     func outcome(_ code: CurlCode) -> AttemptOutcome
+    /// What the core is told once the transfer is over: the report with `outcome`.
+    func report(_ outcome: AttemptOutcome) -> AttemptReport
+    /// A download's partial file (synced before the record of a stop, finalized at the end).
+    var partialFile: PartialFile? { get }
+    /// Where a redirect the transfer does not follow itself goes on from (a download's).
+    var redirectStep: RedirectStep? { get }
     /// The final response's `Retry-After`, in milliseconds, when it had one.
     var retryAfter: Int64? { get }
     /// When body bytes last moved (monotonic seconds), or the attempt started.
@@ -36,6 +42,25 @@ protocol Transfer: AnyObject {
 
 enum TransferDirection: Equatable, Sendable {
     case down, up
+}
+
+/// What the next request of a redirected download continues with.
+struct RedirectStep {
+    var headers: [String]
+    var redirectsLeft: Int
+    var file: PartialFile
+    var resume: ResumeState
+}
+
+extension Transfer {
+    /// The report's fields every transfer has.
+    func baseReport(_ outcome: AttemptOutcome) -> AttemptReport {
+        var report = AttemptReport(attempt: attempt, outcome: outcome, status: status ?? outcome.failure?.status)
+        report.transferred = transferred
+        report.metrics = easy.metrics
+        report.retryAfter = retryAfter
+        return report
+    }
 }
 
 extension TransferError {

@@ -61,6 +61,15 @@ final class UploadTransfer: Transfer {
     func tick() {}
     /// The whole request reached the connection: the server may have acted on it.
     var requestSent: Bool { easy.sentWholeRequest(bodyLength: contentLength) }
+    var partialFile: PartialFile? { nil }
+    var redirectStep: RedirectStep? { nil }
+
+    func report(_ outcome: AttemptOutcome) -> AttemptReport {
+        var report = baseReport(outcome)
+        report.requestSent = requestSent
+        report.response = response
+        return report
+    }
 
     func stop() {
         stopped = true
