@@ -1,0 +1,380 @@
+import Testing
+@testable import TransferEngine
+
+/// The scheduler's decisions, fed as events to the decision core and read back as actions:
+/// no sockets, curl, files, store or threads.
+@Suite struct SchedulerCoreTests {
+    // MARK: Starting work
+
+    @Test func aRestartQueuesTheJobsThatWereRunningAndStartsThemFromTheirCheckpoint() {
+        var driver = CoreDriver(maxActive: 1)
+        driver.send(.restarted([makeJob(1, state: .running, attempts: 2, bytesDone: 300), makeJob(2)]))
+        let requeued = driver.records.first { $0.id.rawValue == 1 && $0.change.state == .queued }
+        #expect(requeued?.change.reason == "daemon restarted")
+        #expect(driver.startedIDs() == [1], "the older job first, one slot")
+        #expect(driver.started.first?.attempt == 3)
+        #expect(driver.job(1)?.bytesDone == 300, "it continues from what it kept")
+    }
+
+    @Test func noMoreRunThanMaxActiveAndTheNextStartsWhenOneEnds() {
+        var driver = CoreDriver(maxActive: 2)
+        for id in 1...5 { driver.send(.adopted(makeJob(Int64(id), kind: .upload))) }
+        #expect(driver.startedIDs() == [1, 2])
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
+        #expect(driver.core.jobs[JobID(rawValue: 1)] == nil && driver.core.ending[JobID(rawValue: 1)] != nil,
+                "ended, its end on its way")
+        #expect(driver.startedIDs() == [1, 2, 3], "the slot is free as soon as the job ended")
+    }
+
+    @Test func aHostGetsNoMoreThanMaxPerHost() {
+        var driver = CoreDriver(maxActive: 4, maxPerHost: 1)
+        driver.send(.adopted(makeJob(1, host: "a")))
+        driver.send(.adopted(makeJob(2, host: "a")))
+        driver.send(.adopted(makeJob(3, host: "b")))
+        #expect(driver.startedIDs() == [1, 3])
+        #expect(driver.state(2) == .queued)
+    }
+
+    @Test func higherPriorityStartsFirst() {
+        var driver = CoreDriver(maxActive: 1)
+        driver.send(.restarted([makeJob(1, priority: .low), makeJob(2, priority: .normal), makeJob(3, priority: .high)]))
+        #expect(driver.startedIDs() == [3])
+    }
+
+    @Test func aHighJobTakesTheSlotOfTheNewestLowJobWhichIsQueuedAgainWithItsBytes() {
+        var driver = CoreDriver(maxActive: 2)
+        driver.send(.adopted(makeJob(1, priority: .low)))
+        driver.send(.adopted(makeJob(2, priority: .low)))
+        driver.send(.adopted(makeJob(3, priority: .high)))
+        #expect(driver.stops == [JobID(rawValue: 2)], "the most recently started low job")
+        #expect(driver.startedIDs() == [1, 2], "the high job waits for the slot")
+        driver.send(.stopped(JobID(rawValue: 2), makeReport(1, .completed, kept: 4096, id: 2)))
+        let suspended = driver.lastRecord(of: 2)
+        #expect(suspended?.change.state == .queued)
+        #expect(suspended?.change.reason == "preempted by job 3 (high priority)")
+        #expect(suspended?.change.bytesDone == 4096 && suspended?.partial == .sync)
+        #expect(driver.startedIDs() == [1, 2, 3])
+        #expect(driver.stops.count == 1, "one preemption at a time, and the low job waits its turn")
+    }
+
+    // MARK: Commands
+
+    @Test func pausingARunningJobStopsItThenRecordsItsDurableBytesAndOnlyThenAcknowledges() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let ack = driver.command(.pause, 1)
+        #expect(driver.stops == [JobID(rawValue: 1)])
+        #expect(driver.state(1) == .running, "running until its transfer has stopped")
+        driver.send(.stopped(JobID(rawValue: 1), makeReport(1, .completed, kept: 2048)))
+        let paused = driver.lastRecord(of: 1)
+        #expect(paused?.change.state == .paused && paused?.change.bytesDone == 2048)
+        #expect(paused?.partial == .sync, "the bytes are made durable before the record")
+        #expect(paused?.attempt?.number == 1 && paused?.attempt?.error == nil)
+        #expect(driver.acks[ack] == nil, "not acknowledged before it is recorded")
+        driver.recordAll()
+        #expect((try? driver.acks[ack]?.get())?.state == .paused)
+    }
+
+    @Test func aCommandTheStoreCannotRecordIsRefusedAndMayBeGivenAgain() {
+        var driver = CoreDriver()
+        driver.send(.restarted([makeJob(1, state: .paused)]))
+        let ack = driver.command(.resume, 1)
+        driver.recordNext(failing: true)
+        guard case .failure(.notRecorded(.resume, _, _))? = driver.acks[ack] else {
+            Issue.record("expected notRecorded, got \(String(describing: driver.acks[ack]))")
+            return
+        }
+    }
+
+    @Test func pausingAQueuedJobNeedsNoStop() {
+        var driver = CoreDriver(maxActive: 1)
+        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted(makeJob(2)))
+        driver.command(.pause, 2)
+        #expect(driver.stops.isEmpty && driver.state(2) == .paused)
+    }
+
+    @Test func cancellingARunningDownloadRemovesItsPartialFileBeforeTheRecord() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        driver.command(.cancel, 1)
+        driver.send(.stopped(JobID(rawValue: 1), makeReport(1, .completed, kept: 10)))
+        let cancelled = driver.lastRecord(of: 1)
+        #expect(cancelled?.change.state == .cancelled)
+        #expect(cancelled?.partial == .remove(makeJob(1).partialPath!) && cancelled?.resume == .delete)
+    }
+
+    @Test func commandsAJobsStateDoesNotAllowAreRefusedWithTheirReason() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let resume = driver.command(.resume, 1)
+        let unknown = driver.command(.pause, 9)
+        var quarantined = makeJob(3, state: .failed)
+        quarantined.error = JobError(code: InvalidJob.code, message: "max_retries is out of range")
+        let retry = driver.command(.retry, 3, loaded: quarantined)
+        #expect(driver.acks[resume] == .failure(.notAllowed(.resume, JobID(rawValue: 1), .running)))
+        #expect(driver.acks[unknown] == .failure(.unknownJob(JobID(rawValue: 9))))
+        #expect(driver.acks[retry] == .failure(.quarantined(JobID(rawValue: 3), reason: "max_retries is out of range")))
+    }
+
+    @Test func retryingAFailedDownloadClaimsItsDestinationFirst() {
+        var driver = CoreDriver()
+        let failed = makeJob(1, state: .failed, attempts: 4)
+        let ack = driver.command(.retry, 1, loaded: failed)
+        #expect(driver.claims == [JobID(rawValue: 1)] && driver.records.isEmpty)
+        driver.send(.destinationClaimed(failed, .success(()), ack: ack))
+        #expect(driver.startedIDs() == [1] && driver.started.first?.attempt == 5)
+        driver.recordAll()
+        #expect((try? driver.acks[ack]?.get()) != nil)
+
+        let other = makeJob(2, state: .failed)
+        let refused = driver.command(.retry, 2, loaded: other)
+        let taken = DestinationRefusal.taken(path: "/d/f2", owner: JobID(rawValue: 7))
+        driver.send(.destinationClaimed(other, .failure(.destination(taken)), ack: refused))
+        #expect(driver.acks[refused] == .failure(.destination(taken)))
+        #expect(driver.job(2) == nil, "it stays failed, out of memory")
+    }
+
+    // MARK: Failed attempts
+
+    @Test func aRetryAfterLongerThanTheBackoffSetsTheDueTimeAndTheTimer() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.httpStatus(503)), kept: 0, retryAfter: 60_000)))
+        let due = driver.now.adding(milliseconds: 60_000)
+        #expect(driver.state(1) == .waiting && driver.job(1)?.waitReason == .backoff)
+        #expect(driver.job(1)?.nextAttemptAt == due)
+        #expect(driver.retryTimer == due)
+        #expect(driver.published.contains { $0.type == .retryScheduled && $0.nextAttemptAt == due })
+        driver.advance(milliseconds: 59_000)
+        driver.send(.retryDue)
+        #expect(driver.state(1) == .waiting, "not before its time")
+        driver.advance(milliseconds: 1_000)
+        driver.send(.retryDue)
+        #expect(driver.started.count == 2 && driver.started.last?.attempt == 2)
+    }
+
+    @Test func offlineJobsShareOneProbeAndAllGoBackWhenTheHostAnswers() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, host: "gone")))
+        driver.send(.adopted(makeJob(2, host: "gone")))
+        for id in [Int64(1), 2] {
+            driver.send(.attemptEnded(JobID(rawValue: id), makeReport(1, .failed(.unreachable("refused")), kept: 0, id: id)))
+        }
+        #expect(driver.state(1) == .waiting && driver.job(2)?.waitReason == .offline)
+        #expect(driver.probes == ["http://gone:8080/f1"], "one probe for the host")
+        driver.send(.hostAnswered("http://gone:8080"))
+        #expect(driver.started.filter { $0.attempt == 2 }.count == 2)
+    }
+
+    @Test func waitingForAnUnreachableHostUsesUpNoRetry() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, host: "gone", maxRetries: 1)))
+        for attempt in 1...5 {
+            driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(attempt, .failed(.unreachable("refused")), kept: 0)))
+            #expect(driver.state(1) == .waiting, "attempt \(attempt)")
+            driver.send(.hostAnswered("http://gone:8080"))
+        }
+    }
+
+    @Test func aFailedPreparationNeverRemovesThePartialFile() {
+        // Another daemon's lock on the partial file fails the attempt before any transfer.
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, maxRetries: 0)))
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.busy(path: "/d/f1.part")))))
+        let failed = driver.lastRecord(of: 1)
+        #expect(failed?.change.state == .failed)
+        #expect(failed?.partial == StateRecord.PartialFileStep.none, "the file is not this attempt's")
+    }
+
+    @Test func aFailedDownloadThatKeptNothingLeavesNoEmptyFile() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, maxRetries: 0)))
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.httpStatus(404)), kept: 0)))
+        #expect(driver.lastRecord(of: 1)?.partial == .remove(makeJob(1).partialPath!))
+    }
+
+    @Test func aBodyPastMaxFilesizeDiscardsItsBytes() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.tooLarge(limit: 10)), kept: 8)))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .failed && record?.change.bytesDone == 0)
+        #expect(record?.resume == .delete && record?.partial == .remove(makeJob(1).partialPath!))
+    }
+
+    @Test func aChangedEntityStartsOverFromZeroWithItsResumeDataReset() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .startOver(reason: "the ETag changed"), kept: 700)))
+        let record = driver.records.first { $0.id.rawValue == 1 && $0.change.state == .queued }
+        #expect(record?.change.bytesDone == 0)
+        #expect(record?.resume == .save(ResumeState(partialPath: "/d/f1.part")))
+        #expect(record?.attempt?.error?.code == "source_changed")
+        #expect(driver.started.last?.attempt == 2, "and starts again")
+    }
+
+    @Test func aStalledTransferIsStoppedAndItsAttemptFailsAsStalled() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        driver.send(.tick([.init(id: id, attempt: 1, idleSeconds: 61, throttled: true, stallSeconds: 60)]))
+        #expect(driver.stops.isEmpty, "held back by a limit is not a stall")
+        driver.send(.tick([.init(id: id, attempt: 1, idleSeconds: 59, throttled: false, stallSeconds: 60)]))
+        #expect(driver.stops.isEmpty)
+        driver.send(.tick([.init(id: id, attempt: 1, idleSeconds: 61, throttled: false, stallSeconds: 60)]))
+        #expect(driver.stops == [id])
+        driver.send(.stopped(id, makeReport(1, .completed, kept: 100)))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .waiting && record?.attempt?.error?.code == "stalled")
+        #expect(record?.resume == .save(makeReport(1, .completed, kept: 100).resume!))
+    }
+
+    // MARK: Finishing
+
+    @Test func aPauseDuringFinalizeWaitsForItAndTheJobCompletes() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        let report = makeReport(1, .completed, kept: 1000)
+        driver.send(.attemptEnded(id, report))
+        #expect(driver.finalizes.count == 1)
+        let ack = driver.command(.pause, 1)
+        #expect(driver.stops.isEmpty && driver.state(1) == .running, "a file being renamed is not stopped halfway")
+        driver.send(.finalized(id, report, .success(1000)))
+        #expect(driver.lastRecord(of: 1)?.change.state == .completed)
+        #expect(driver.acks[ack] == .failure(.notAllowed(.pause, id, .completed)))
+    }
+
+    @Test func aPauseDuringAFinalizeThatFailsLeavesTheJobPausedWithItsBytes() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        let report = makeReport(1, .completed, kept: 1000)
+        driver.send(.attemptEnded(id, report))
+        let ack = driver.command(.pause, 1)
+        driver.send(.finalized(id, report, .failure(.io(path: "/d", operation: "rename", errno: 28))))
+        #expect(driver.lastRecord(of: 1)?.change.state == .paused)
+        driver.recordAll()
+        #expect((try? driver.acks[ack]?.get())?.state == .paused)
+    }
+
+    @Test func aChecksumMismatchDiscardsTheBytesEvenWithACancelPending() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        let report = makeReport(1, .completed, kept: 1000)
+        driver.send(.attemptEnded(id, report))
+        let ack = driver.command(.cancel, 1)
+        driver.send(.finalized(id, report, .failure(.checksumMismatch(expected: "a", actual: "b"))))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .failed && record?.change.bytesDone == 0 && record?.resume == .delete)
+        #expect(driver.acks[ack] == .failure(.notAllowed(.cancel, id, .failed)))
+    }
+
+    @Test func theLateEndOfAnAttemptThatWasPausedIsIgnored() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        driver.command(.pause, 1)
+        driver.send(.stopped(id, nil))  // it had no transfer yet (still preparing)
+        #expect(driver.state(1) == .paused)
+        let before = driver.actions.count
+        driver.send(.attemptEnded(id, makeReport(1, .failed(.network("reset")))))
+        driver.send(.finalized(id, makeReport(1, .completed), .success(5)))
+        #expect(driver.actions.count == before, "nothing follows")
+        #expect(driver.state(1) == .paused)
+    }
+
+    // MARK: Ends, batches, waits, hooks
+
+    @Test func aBatchEndsOnceWhenItsLastEndIsRecordedInWhateverOrderTheyArrive() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, kind: .upload, batch: 7)))
+        driver.send(.adopted(makeJob(2, kind: .upload, batch: 7)))
+        driver.recordAll()
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
+        driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .failed(.httpStatus(403)))))
+        #expect(driver.unrecorded.count == 2)
+        driver.recordAt(1)  // the second end first
+        #expect(driver.batchEnds.isEmpty)
+        driver.recordAt(0)
+        #expect(driver.batchEnds == [7])
+        driver.recordAll()
+        #expect(driver.batchEnds == [7])
+    }
+
+    @Test func aWaitIsAnsweredWhenTheLastOfItsJobsEndIsRecorded() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, kind: .upload)))
+        driver.send(.adopted(makeJob(2, kind: .upload)))
+        driver.recordAll()
+        driver.send(.wait(token: 50, owner: 1, ids: [JobID(rawValue: 1), JobID(rawValue: 2)], ended: []))
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
+        driver.recordAll()
+        #expect(driver.answers[50] == nil)
+        driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .completed)))
+        #expect(driver.answers[50] == nil, "not before the end is recorded")
+        driver.recordAll()
+        #expect(driver.answers[50]?.map(\.id.rawValue) == [1, 2])
+    }
+
+    @Test func aWaitForJobsThatEndedIsAnsweredAtOnceAndADroppedOneNever() {
+        var driver = CoreDriver()
+        let done = makeJob(1, state: .completed)
+        driver.send(.wait(token: 1, owner: 1, ids: [done.id], ended: [done]))
+        #expect(driver.answers[1]?.map(\.id) == [done.id])
+        driver.send(.adopted(makeJob(2, kind: .upload)))
+        driver.send(.wait(token: 2, owner: 9, ids: [JobID(rawValue: 2)], ended: []))
+        driver.send(.waitsDropped(owner: 9))
+        driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .completed)))
+        driver.recordAll()
+        #expect(driver.answers[2] == nil)
+    }
+
+    @Test func aJobsHookIsRecordedWithItsEndAndRunsOnlyOnceRecorded() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1, kind: .upload, onComplete: "true")))
+        driver.recordAll()
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
+        #expect(driver.lastRecord(of: 1)?.hook?.event == "complete")
+        #expect(driver.hooks.isEmpty)
+        driver.recordAll()
+        #expect(driver.hooks.map(\.event) == ["complete"])
+    }
+
+    @Test func hooksDueAfterARestartRunAFewAtATime() {
+        var driver = CoreDriver(maxHooks: 2)
+        let due = (1...5).map { PendingHook(key: "k\($0)", job: JobID(rawValue: Int64($0)), batch: nil, event: "complete",
+                                            command: "true", environment: [:]) }
+        driver.send(.hooksDue(due, batches: [3]))
+        #expect(driver.hooks.map(\.key) == ["k1", "k2"])
+        #expect(driver.batchEnds == [3], "a batch that ended just before the stop is judged again")
+        driver.send(.hookFinished)
+        #expect(driver.hooks.map(\.key) == ["k1", "k2", "k3"])
+    }
+
+    @Test func aShutdownStopsRunningJobsQueuesThemAgainAndStartsNothing() {
+        var driver = CoreDriver(maxActive: 1)
+        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted(makeJob(2)))
+        driver.recordAll()
+        driver.send(.shutdown)
+        #expect(driver.stops == [JobID(rawValue: 1)] && !driver.shutdownComplete)
+        driver.send(.stopped(JobID(rawValue: 1), makeReport(1, .completed, kept: 64)))
+        #expect(driver.lastRecord(of: 1)?.change.reason == "daemon stopped")
+        #expect(driver.startedIDs() == [1], "job 2 does not start")
+        driver.recordAll()
+        #expect(driver.shutdownComplete)
+    }
+
+    @Test func recordsCarryTheCoresClock() {
+        var driver = CoreDriver()
+        driver.advance(milliseconds: 12_345)
+        driver.send(.adopted(makeJob(1)))
+        driver.command(.pause, 1)
+        driver.send(.stopped(JobID(rawValue: 1), nil))
+        #expect(driver.records.allSatisfy { $0.at == driver.now })
+        #expect(driver.job(1)?.updatedAt == driver.now)
+    }
+}
