@@ -55,7 +55,7 @@ struct CoreDriver {
         case .publish(let event): published.append(event)
         case .probe(let url): probes.append(url)
         case .armRetryTimer(let due): retryTimer = due
-        case .claimDestination(let job, _, _): claims.append(job.id)
+        case .claimDestination(let id, _): claims.append(id)
         case .runHook(let hook): hooks.append(hook)
         case .batchEnded(let batch, _): batchEnds.append(batch)
         case .endRecorded: break

@@ -122,7 +122,7 @@ import Testing
         let failed = makeJob(1, state: .failed, attempts: 4)
         let ack = driver.command(.retry, 1, loaded: failed)
         #expect(driver.claims == [JobID(rawValue: 1)] && driver.records.isEmpty)
-        driver.send(.destinationClaimed(failed, .success(()), ack: ack))
+        driver.send(.destinationClaimed(failed.id, .success(())))
         #expect(driver.startedIDs() == [1] && driver.started.first?.attempt == 5)
         driver.recordAll()
         #expect((try? driver.acks[ack]?.get()) != nil)
@@ -130,9 +130,25 @@ import Testing
         let other = makeJob(2, state: .failed)
         let refused = driver.command(.retry, 2, loaded: other)
         let taken = DestinationRefusal.taken(path: "/d/f2", owner: JobID(rawValue: 7))
-        driver.send(.destinationClaimed(other, .failure(.destination(taken)), ack: refused))
+        driver.send(.destinationClaimed(other.id, .failure(.destination(taken))))
         #expect(driver.acks[refused] == .failure(.destination(taken)))
         #expect(driver.job(2) == nil, "it stays failed, out of memory")
+    }
+
+    @Test func aCancelWhileARetryClaimsTheDestinationWinsAndTheRetryIsRefused() {
+        var driver = CoreDriver()
+        let failed = makeJob(1, state: .failed)
+        let retry = driver.command(.retry, 1, loaded: failed)
+        let again = driver.command(.retry, 1, loaded: failed)
+        #expect(driver.claims.count == 1, "one claim for both retries")
+        let cancel = driver.command(.cancel, 1, loaded: failed)
+        #expect(driver.lastRecord(of: 1)?.change.state == .cancelled)
+        driver.send(.destinationClaimed(failed.id, .success(())))
+        driver.recordAll()
+        #expect(driver.acks[retry] == .failure(.notAllowed(.retry, failed.id, .cancelled)))
+        #expect(driver.acks[again] == .failure(.notAllowed(.retry, failed.id, .cancelled)))
+        #expect((try? driver.acks[cancel]?.get())?.state == .cancelled)
+        #expect(driver.started.isEmpty)
     }
 
     // MARK: Failed attempts

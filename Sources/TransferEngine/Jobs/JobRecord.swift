@@ -13,6 +13,8 @@ struct JobRecord: Equatable {
         case finalizing(then: StopIntent?)
         /// Its transfer is being taken off the engine; then `intent` applies.
         case stopping(StopIntent)
+        /// A failed download asked to `retry` (`acks`): its destination is being claimed again.
+        case claiming(acks: [CommandAck])
     }
 
     var job: Job

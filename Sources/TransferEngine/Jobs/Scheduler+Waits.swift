@@ -19,7 +19,7 @@ extension Scheduler {
                     done(.failure(.store("\(error)")))
                 }
             }
-        case .all: ids = Array(core.jobs.keys)
+        case .all: ids = core.jobs.values.filter { !$0.job.state.hasEnded }.map(\.id)
         case .ids(let named): ids = named
         }
         let missing = ids.filter { core.jobs[$0] == nil }

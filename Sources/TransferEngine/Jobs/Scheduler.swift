@@ -172,9 +172,9 @@ public final class Scheduler {
         case .probe(let jobURL): probe(jobURL)
         case .armRetryTimer(let due):
             if let due { retryTimer.start(after: UInt64(max(0, due.rawValue.saturatingSubtract(now.rawValue)))) } else { retryTimer.stop() }
-        case .claimDestination(let job, let path, let ack):
-            stored({ store in try store.claimDestination(of: job.id, path: path) }) { scheduler, result in
-                scheduler.feed(.destinationClaimed(job, result.mapError { CommandRefusal(claiming: job.id, $0) }, ack: ack))
+        case .claimDestination(let id, let path):
+            stored({ store in try store.claimDestination(of: id, path: path) }) { scheduler, result in
+                scheduler.feed(.destinationClaimed(id, result.mapError { CommandRefusal(claiming: id, $0) }))
             }
         case .runHook(let hook): run(hook)
         case .batchEnded(let batch, let announce):

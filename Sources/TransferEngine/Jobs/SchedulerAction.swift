@@ -16,7 +16,7 @@ enum SchedulerAction {
     /// Set the retry timer for this time, or stop it.
     case armRetryTimer(Timestamp?)
     /// Claim a failed download's destination again in the store; report `destinationClaimed`.
-    case claimDestination(Job, path: String, ack: Int)
+    case claimDestination(JobID, path: String)
     case runHook(PendingHook)
     /// Judge the batch's end from the store (every end of its jobs is recorded) and run its hook;
     /// `announce`: publish it (not for a batch that ended before the daemon stopped).

@@ -11,15 +11,19 @@ extension SchedulerCore {
             return refuse(ack, .notAllowed(command, id, job.state))
         }
         guard let record = jobs[id] else {
-            // Not in memory: it failed. A retry owns its destination again first.
-            if target == .queued, job.kind == .download, let path = job.path {
-                return appendAction(.claimDestination(job, path: path, ack: token))
-            }
+            // Not in memory: it failed. A retry owns its destination again first (the job stays
+            // in memory, failed, meanwhile: a cancel or another retry then finds it).
             jobs[id] = JobRecord(job: job, now: now)
+            if target == .queued, job.kind == .download, let path = job.path {
+                jobs[id]?.phase = .claiming(acks: [ack])
+                return appendAction(.claimDestination(id, path: path))
+            }
             track(jobs[id]!, from: nil)
-            return target == .queued ? requeue(id, ack: ack, now: now) : cancel(id, acks: [ack], report: nil, now: now)
+            return target == .queued ? requeue(id, acks: [ack], now: now) : cancel(id, acks: [ack], report: nil, now: now)
         }
         switch (target, record.phase) {
+        case (.queued, .claiming(let acks)):
+            jobs[id]?.phase = .claiming(acks: acks + [ack])
         case (.queued, _):
             transition(id, StateChange(.queued, reason: command == .retry ? "retry by user" : "resumed by user"),
                        now: now, acks: [ack])
@@ -41,26 +45,35 @@ extension SchedulerCore {
         target == .paused ? .suspend(.paused, reason: .pausedByUser, acks: [ack]) : .cancel(acks: [ack])
     }
 
-    /// A failed download's destination is its own again: queue it (unless another command
-    /// took it back into memory meanwhile).
-    mutating func claimed(_ job: Job, _ result: Result<Void, CommandRefusal>, ack token: Int, now: Timestamp) {
-        let ack = CommandAck(token: token, command: .retry)
-        if case .failure(let refusal) = result { return refuse(ack, refusal) }
-        if let current = jobs[job.id]?.job { return refuse(ack, .notAllowed(.retry, job.id, current.state)) }
-        jobs[job.id] = JobRecord(job: job, now: now)
-        track(jobs[job.id]!, from: nil)
-        requeue(job.id, ack: ack, now: now)
+    /// A failed download's destination is its own again (or is another job's now): the retries
+    /// that asked for it queue it, unless a cancel came first.
+    mutating func claimed(_ id: JobID, _ result: Result<Void, CommandRefusal>, now: Timestamp) {
+        guard let record = jobs[id], case .claiming(let acks) = record.phase else { return }
+        switch result {
+        case .success:
+            jobs[id]?.phase = .idle
+            requeue(id, acks: acks, now: now)
+        case .failure(let refusal):
+            jobs[id] = nil  // it stays failed, which a wait begun meanwhile was waiting to learn
+            for ack in acks { refuse(ack, refusal) }
+            wakeWaiters(record.job)
+        }
     }
 
     /// A failed job queued again by `retry`, with a full retry budget.
-    private mutating func requeue(_ id: JobID, ack: CommandAck, now: Timestamp) {
+    private mutating func requeue(_ id: JobID, acks: [CommandAck], now: Timestamp) {
         jobs[id]?.renewRetryBudget(now: now)
-        transition(id, StateChange(.queued, reason: "retry by user"), now: now, acks: [ack])
+        transition(id, StateChange(.queued, reason: "retry by user"), now: now, acks: acks)
     }
 
     /// Cancels a job that is not transferring: its partial file goes before the end is recorded
-    /// (once it is, the destination may belong to another job).
+    /// (once it is, the destination may belong to another job). Retries waiting for its
+    /// destination are refused.
     mutating func cancel(_ id: JobID, acks: [CommandAck], report: AttemptReport?, now: Timestamp) {
+        if case .claiming(let retries)? = jobs[id]?.phase {
+            jobs[id]?.phase = .idle
+            for retry in retries { refuse(retry, .notAllowed(.retry, id, .cancelled)) }
+        }
         let partialPath = jobs[id]?.job.partialPath
         transition(id, StateChange(.cancelled, reason: "cancelled by user"), now: now, acks: acks) { record in
             record.partial = partialPath.map { .remove($0) } ?? .none

@@ -70,7 +70,7 @@ struct SchedulerCore {
         case .limit(let id, let limit): jobs[id]?.job.limit = limit
         case .adopted(let job): adopt(job, now: now)
         case .command(let command, let id, let loaded, let ack): perform(command, id, loaded: loaded, ack: ack, now: now)
-        case .destinationClaimed(let job, let result, let ack): claimed(job, result, ack: ack, now: now)
+        case .destinationClaimed(let id, let result): claimed(id, result, now: now)
         case .readyToFinalize(let id, let attempt):
             if isCurrentAttempt(id, attempt) {
                 jobs[id]?.phase = .finalizing(then: nil)

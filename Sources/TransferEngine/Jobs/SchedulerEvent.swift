@@ -15,7 +15,7 @@ enum SchedulerEvent {
     /// `ack` is answered with `acknowledge` once the change is recorded (or refused).
     case command(JobCommand, JobID, loaded: Job?, ack: Int)
     /// A failed download's destination is its own again (`retry`), or could not be.
-    case destinationClaimed(Job, Result<Void, CommandRefusal>, ack: Int)
+    case destinationClaimed(JobID, Result<Void, CommandRefusal>)
     /// An attempt's preparation found its partial file complete: only the rename is left.
     case readyToFinalize(JobID, attempt: Int)
     /// An attempt's preparation found the file already renamed into place: only the record of
