@@ -137,9 +137,6 @@ public final class Scheduler {
     /// which tests may start at an instant of theirs.
     var now: Timestamp { .now }
 
-    /// The jobs running now.
-    var running: [JobID] { Array(core.admission.running.keys) }
-
     /// The job as clients should see it: in memory (with the live bytes of its transfer), as it
     /// ended while that is on its way to the store, or as the store had it.
     func current(_ stored: Job) -> Job {

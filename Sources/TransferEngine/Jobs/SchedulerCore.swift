@@ -196,31 +196,41 @@ struct SchedulerCore {
     /// under its cap; then lets a queued high-priority job take a low one's slot.
     private mutating func startNext(now: Timestamp) {
         guard !stopping else { return }
-        let jobs = self.jobs
-        let isQueued: (RunQueue.Entry) -> Bool = { entry in
-            guard let job = jobs[entry.id]?.job else { return false }
-            return job.state == .queued && job.priority.rank == entry.rank
-        }
-        while let id = admission.next(isCurrent: isQueued), let record = self.jobs[id] {
+        while let id = nextToStart(), let record = jobs[id] {
             let attempt = record.job.attempts + 1
             guard let started = transition(id, StateChange(.running, reason: "attempt \(attempt)"), now: now) else { continue }
             // The preparation records the attempt and the state together (not a record of its own).
             actions.removeLast()
-            self.jobs[id]?.job.attempts = attempt
-            self.jobs[id]?.phase = .attempt
+            jobs[id]?.job.attempts = attempt
+            jobs[id]?.phase = .attempt
             actions.append(.startAttempt(started, attempt: attempt))
         }
-        preemptIfNeeded(isQueued: isQueued)
+        // A queued high job that cannot start takes the slot of the most recently started low
+        // job, which is checkpointed and queued again; one at a time.
+        if let (victim, high) = nextPreemption() {
+            log(.info, "job \(victim): giving its slot to high-priority job \(high)")
+            stop(victim, .suspend(.queued, reason: .preempted(by: high), acks: []))
+        }
     }
 
-    /// A queued high job that cannot start takes the slot of the most recently started low job,
-    /// which is checkpointed and queued again; one at a time.
-    private mutating func preemptIfNeeded(isQueued: (RunQueue.Entry) -> Bool) {
+    // The two questions to `Admission` read the jobs through a reference that ends with the
+    // function: held across a change of `jobs`, it would copy the whole dictionary.
+
+    private mutating func nextToStart() -> JobID? {
         let jobs = self.jobs
-        guard let (victim, high) = admission.preemption(isCurrent: isQueued,
-                                                        preemptible: { jobs[$0]?.phase == .attempt }) else { return }
-        log(.info, "job \(victim): giving its slot to high-priority job \(high)")
-        stop(victim, .suspend(.queued, reason: .preempted(by: high), acks: []))
+        return admission.next { Self.isQueued($0, in: jobs) }
+    }
+
+    private mutating func nextPreemption() -> (victim: JobID, for: JobID)? {
+        let jobs = self.jobs
+        return admission.preemption(isCurrent: { Self.isQueued($0, in: jobs) },
+                                    preemptible: { jobs[$0]?.phase == .attempt })
+    }
+
+    /// The run queue's entry still stands for a queued job at that priority.
+    private static func isQueued(_ entry: RunQueue.Entry, in jobs: [JobID: JobRecord]) -> Bool {
+        guard let job = jobs[entry.id]?.job else { return false }
+        return job.state == .queued && job.priority.rank == entry.rank
     }
 
     /// Takes a running job's transfer off the engine; `intent` applies once it has stopped.
