@@ -115,7 +115,10 @@ public final class PartialFile: @unchecked Sendable {
 
     /// Moves the finished file to `destination` and syncs the directory so the rename is durable.
     /// Only a regular file is ever replaced, and it keeps its mode; a new file gets `mode`.
-    public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
+    /// `syncingDirectory` false: the caller fsyncs the destination's directory itself (once for
+    /// many files, `RenameGroup`) before it counts the rename durable.
+    public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644,
+                              syncingDirectory: Bool = true) throws(TransferError) {
         var existing = stat()
         if RawPath.withCString(destination, { lstat($0, &existing) }) == 0 {
             guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
@@ -130,7 +133,7 @@ public final class PartialFile: @unchecked Sendable {
             if errno == EEXIST { throw TransferError.destinationExists(path: destination) }
             throw Self.error(path: destination, operation: "rename into", errno: errno)
         }
-        Self.syncDirectory(of: destination)
+        if syncingDirectory { Self.syncDirectory(of: destination) }
     }
 
     public static func remove(_ path: String) {
@@ -156,8 +159,17 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     static func syncDirectory(of path: String) {
+        syncDirectory(directory(of: path))
+    }
+
+    /// The directory `path` is in.
+    static func directory(of path: String) -> String {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let fd = RawPath.withCString(directory.isEmpty ? "/" : directory) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        return directory.isEmpty ? "/" : directory
+    }
+
+    static func syncDirectory(_ directory: String) {
+        let fd = RawPath.withCString(directory) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)

@@ -70,7 +70,9 @@ extension Scheduler {
     }
 
     /// Syncs, verifies and renames the finished file into place off the loop thread; marks the
-    /// resume state `finalizing` before the rename so a crash in between is recognised.
+    /// resume state `finalizing` before the rename so a crash in between is recognised. The
+    /// rename and its directory's fsync are shared with the files that finish at the same time
+    /// (`RenameGroup`).
     func finalize(_ id: JobID, _ report: AttemptReport) {
         guard let job = core.jobs[id]?.job, let file = engine[id]?.file,
               let state = report.resume ?? engine[id]?.resume else {
@@ -85,8 +87,9 @@ extension Scheduler {
         let mode = FileModes(umask: job.umask).file
         let store = store
         let inbox = inbox!
+        let renames = renames
         finishing.async {
-            let result = Result<Int64, TransferError> { () throws(TransferError) -> Int64 in
+            let verified = Result<Void, TransferError> { () throws(TransferError) in
                 do {
                     try file.sync()
                     if let expected {
@@ -97,15 +100,18 @@ extension Scheduler {
                     marked.finalizing = true
                     let finalizing = marked
                     try store.sync { try $0.saveResume(id, finalizing) }
-                    try file.moveIntoPlace(destination, replacing: overwrite, mode: mode)
-                    return state.bytesDurable
                 } catch let error as TransferError {
                     throw error
                 } catch {
                     throw TransferError.io(path: state.partialPath, operation: "finish: \(error)", errno: 0)
                 }
             }
-            inbox.post { $0.feed(.finalized(id, finished, result)) }
+            guard case .success = verified else {
+                return inbox.post { $0.feed(.finalized(id, finished, verified.map { state.bytesDurable })) }
+            }
+            renames.rename(file, to: destination, replacing: overwrite, mode: mode) { result in
+                inbox.post { $0.feed(.finalized(id, finished, result.map { state.bytesDurable })) }
+            }
         }
     }
 }

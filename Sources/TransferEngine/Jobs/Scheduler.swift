@@ -37,8 +37,9 @@ public final class Scheduler {
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
-    /// Finishing downloads: many at once, each blocking on fsyncs.
+    /// Finishing downloads: many at once, each blocking on fsyncs; then renamed in groups.
     let finishing = SyncPool()
+    let renames = RenameGroup()
     /// Completion hooks: each blocks a thread while its command runs.
     let hookThreads: SyncPool
     let multi: CurlMulti

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Many small files from a local nginx, at equal parallelism (16 at once): `curl -Z
+# --parallel-max 16`, `aria2c -j 16` and transferd (`batch submit`, --max-active 16
+# --max-per-host 16, until `wait --batch` returns), alternating, RUNS times. Prints files per
+# second for each and the median ratios transferd / curl and transferd / aria2c. Every transferd
+# file is durable (fsynced, renamed, its directory fsynced) and every job recorded before `wait`
+# returns; curl and aria2c sync nothing. Each measurement starts after `sync`.
+#   usage: bench/smallfiles.sh [FILES=2000] [SIZE_KIB=64] [RUNS=5]
+source "$(dirname "$0")/lib.sh"
+FILES=${1:-2000}
+SIZE_KIB=${2:-64}
+RUNS=${3:-5}
+
+build_release
+mkdir -p "$BENCH_DIR/www/small"
+for i in $(seq "$FILES"); do head -c $((SIZE_KIB * 1024)) /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+start_nginx
+start_transferd --max-active 16 --max-per-host 16
+machine
+echo "aria2c: $(aria2c --version | head -1); files: $FILES x $SIZE_KIB KiB, $RUNS runs, alternating"
+
+for i in $(seq "$FILES"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutput = "f%d"\n' "$PORT" "$i" "$i"; done > "$BENCH_DIR/curl.cfg"
+for i in $(seq "$FILES"); do echo "http://127.0.0.1:$PORT/small/f$i"; done > "$BENCH_DIR/list.txt"
+for i in $(seq "$FILES"); do
+    printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/td/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$i"
+done > "$BENCH_DIR/small.jsonl"
+
+# Files per second of the command in "$@", run in directory $1 (emptied first); checks the count.
+rate() {
+    local dir=$1; shift
+    rm -rf "$dir"; mkdir -p "$dir"; sync
+    local start end; start=$(now); (cd "$dir" && "$@" 2>/dev/null); end=$(now)
+    local count; count=$(find "$dir" -type f -size "${SIZE_KIB}k" | wc -l)
+    [ "$count" -eq "$FILES" ] || { echo "$* wrote $count files" >&2; exit 1; }
+    echo "$FILES / ($end - $start)" | bc -l
+}
+transferd_batch() {
+    local batch; batch=$(ctl batch submit "$BENCH_DIR/small.jsonl" 2>/dev/null)
+    ctl wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }
+}
+
+printf '%-4s %10s %10s %12s %10s %10s\n' run curl aria2c transferd "td/curl" "td/aria2c"
+: > "$BENCH_DIR/r_curl.txt"; : > "$BENCH_DIR/r_aria.txt"; : > "$BENCH_DIR/td.txt"; : > "$BENCH_DIR/c.txt"; : > "$BENCH_DIR/a.txt"
+for run in $(seq "$RUNS"); do
+    c=$(rate "$BENCH_DIR/out/curl" curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg")
+    a=$(rate "$BENCH_DIR/out/aria" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none)
+    t=$(rate "$BENCH_DIR/out/td" transferd_batch)
+    echo "$c" >> "$BENCH_DIR/c.txt"; echo "$a" >> "$BENCH_DIR/a.txt"; echo "$t" >> "$BENCH_DIR/td.txt"
+    echo "$t / $c" | bc -l >> "$BENCH_DIR/r_curl.txt"; echo "$t / $a" | bc -l >> "$BENCH_DIR/r_aria.txt"
+    printf '%-4s %10.0f %10.0f %12.0f %10.2f %10.2f\n' "$run" "$c" "$a" "$t" "$(echo "$t / $c" | bc -l)" "$(echo "$t / $a" | bc -l)"
+done
+printf 'median files/s: curl -Z %.0f, aria2c %.0f, transferd %.0f; median ratio to curl -Z %.2f, to aria2c %.2f\n' \
+    "$(median < "$BENCH_DIR/c.txt")" "$(median < "$BENCH_DIR/a.txt")" "$(median < "$BENCH_DIR/td.txt")" \
+    "$(median < "$BENCH_DIR/r_curl.txt")" "$(median < "$BENCH_DIR/r_aria.txt")"
