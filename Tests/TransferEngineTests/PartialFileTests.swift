@@ -21,39 +21,6 @@ import Testing
         #expect(FileManager.default.contents(atPath: destination) == Data("HELLO".utf8))
     }
 
-    /// Files finishing together are renamed as one group (each directory fsynced once); a
-    /// refused rename fails only its own file.
-    @Test func aRenameGroupMovesEachFileAndAnswersEach() async throws {
-        let names = ["a/one", "a/two", "b/three", "a/taken"]
-        try FileManager.default.createDirectory(atPath: directory.file("a"), withIntermediateDirectories: true)
-        try Data("old".utf8).write(to: URL(fileURLWithPath: directory.file("a/taken")))
-        let group = RenameGroup()
-        let results = try await withThrowingTaskGroup(of: (String, Result<Void, TransferError>).self) { tasks in
-            for name in names {
-                let destination = directory.file(name)
-                let file = try PartialFile(path: PartialFile.partialPath(for: destination))
-                try Array(name.utf8).withUnsafeBytes { try file.write($0, at: 0) }
-                try file.sync()
-                tasks.addTask {
-                    await withCheckedContinuation { done in
-                        group.rename(file, to: destination, replacing: false, mode: 0o640) { done.resume(returning: (name, $0)) }
-                    }
-                }
-            }
-            return try await tasks.reduce(into: [String: Result<Void, TransferError>]()) { $0[$1.0] = $1.1 }
-        }
-        for name in ["a/one", "a/two", "b/three"] {
-            #expect(try results[name]?.get() != nil, "\(name)")
-            #expect(FileManager.default.contents(atPath: directory.file(name)) == Data(name.utf8))
-        }
-        guard case .failure(.destinationExists(let path))? = results["a/taken"] else {
-            Issue.record("a taken destination is refused, not replaced: \(String(describing: results["a/taken"]))")
-            return
-        }
-        #expect(path == directory.file("a/taken"))
-        #expect(FileManager.default.contents(atPath: directory.file("a/taken")) == Data("old".utf8))
-    }
-
     @Test func refusesToReplaceWithoutOverwrite() throws {
         let destination = directory.file("exists.txt")
         try Data("old".utf8).write(to: URL(fileURLWithPath: destination))

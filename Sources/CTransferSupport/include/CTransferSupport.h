@@ -42,6 +42,10 @@ int tds_peer_uid(int fd, uid_t *uid);
 /// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing the target.
 int tds_rename_noreplace(const char *from, const char *to);
 
+/// sync_file_range(SYNC_FILE_RANGE_WRITE) over the whole file: starts writing its dirty pages
+/// back without waiting (an fdatasync afterwards still makes them, and the size, durable).
+int tds_start_writeback(int fd);
+
 /// Runs `/bin/sh -c command` as the leader of its own process group, with stdin from /dev/null,
 /// stdout and stderr into one pipe, environment `envp` and default SIGPIPE, SIGXFSZ, SIGTERM,
 /// SIGINT and SIGCHLD dispositions and an empty signal mask. Blocks until the shell exits

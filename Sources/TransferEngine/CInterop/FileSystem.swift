@@ -7,6 +7,11 @@ enum FileSystem {
         tds_rename_noreplace(from, to)
     }
 
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over the whole file.
+    static func startWriteback(_ descriptor: Int32) -> Int32 {
+        tds_start_writeback(descriptor)
+    }
+
     /// The uid of the peer of a connected Unix socket, or nil.
     static func peerUID(_ socket: Int32) -> UInt32? {
         var uid: uid_t = 0

@@ -105,6 +105,11 @@ public final class PartialFile: @unchecked Sendable {
         guard fdatasync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
     }
 
+    /// Starts writing the file's dirty pages back without waiting (`sync` still makes them durable).
+    func startWriteback() {
+        _ = FileSystem.startWriteback(descriptor)
+    }
+
     /// The sha256 of the first `length` bytes, read in 1 MiB chunks.
     public func sha256(length: Int64) throws(TransferError) -> String {
         switch SHA256.hexDigest(ofDescriptor: descriptor, length: length) {

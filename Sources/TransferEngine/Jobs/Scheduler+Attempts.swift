@@ -69,10 +69,10 @@ extension Scheduler {
         }
     }
 
-    /// Syncs, verifies and renames the finished file into place off the loop thread; marks the
-    /// resume state `finalizing` before the rename so a crash in between is recognised. The
-    /// rename and its directory's fsync are shared with the files that finish at the same time
-    /// (`RenameGroup`).
+    /// Verifies the finished file (its sha256, off the loop thread), then hands it to the
+    /// finishing group, which syncs it, marks the resume state `finalizing` (so a crash after the
+    /// rename is recognised) and renames it into place, together with the files that finish at
+    /// the same time.
     func finalize(_ id: JobID, _ report: AttemptReport) {
         guard let job = core.jobs[id]?.job, let file = engine[id]?.file,
               let state = report.resume ?? engine[id]?.resume else {
@@ -81,36 +81,20 @@ extension Scheduler {
         var report = report
         report.resume = state
         let finished = report
-        let expected = job.sha256?.lowercased()
-        let destination = job.path ?? ""
-        let overwrite = job.overwrite
-        let mode = FileModes(umask: job.umask).file
-        let store = store
         let inbox = inbox!
-        let renames = renames
+        let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: job.path ?? "",
+                                        replacing: job.overwrite, mode: FileModes(umask: job.umask).file) { result in
+            inbox.post { $0.feed(.finalized(id, finished, result.map { state.bytesDurable })) }
+        }
+        guard let expected = job.sha256?.lowercased() else { return finishGroup.finish(finish) }
+        let group = finishGroup
         finishing.async {
-            let verified = Result<Void, TransferError> { () throws(TransferError) in
-                do {
-                    try file.sync()
-                    if let expected {
-                        let actual = try file.sha256(length: state.bytesDurable)
-                        guard actual == expected else { throw TransferError.checksumMismatch(expected: expected, actual: actual) }
-                    }
-                    var marked = state
-                    marked.finalizing = true
-                    let finalizing = marked
-                    try store.sync { try $0.saveResume(id, finalizing) }
-                } catch let error as TransferError {
-                    throw error
-                } catch {
-                    throw TransferError.io(path: state.partialPath, operation: "finish: \(error)", errno: 0)
-                }
-            }
-            guard case .success = verified else {
-                return inbox.post { $0.feed(.finalized(id, finished, verified.map { state.bytesDurable })) }
-            }
-            renames.rename(file, to: destination, replacing: overwrite, mode: mode) { result in
-                inbox.post { $0.feed(.finalized(id, finished, result.map { state.bytesDurable })) }
+            do throws(TransferError) {
+                let actual = try file.sha256(length: state.bytesDurable)
+                guard actual == expected else { throw TransferError.checksumMismatch(expected: expected, actual: actual) }
+                group.finish(finish)
+            } catch {
+                finish.done(.failure(error))
             }
         }
     }

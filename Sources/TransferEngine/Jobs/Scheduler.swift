@@ -37,9 +37,10 @@ public final class Scheduler {
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
-    /// Finishing downloads: many at once, each blocking on fsyncs; then renamed in groups.
+    /// Verifying finished downloads (sha256): many at once.
     let finishing = SyncPool()
-    let renames = RenameGroup()
+    /// Making finished downloads durable and renamed, in groups.
+    let finishGroup: FinishGroup
     /// Completion hooks: each blocks a thread while its command runs.
     let hookThreads: SyncPool
     let multi: CurlMulti
@@ -109,6 +110,7 @@ public final class Scheduler {
         core = SchedulerCore(settings: settings, seed: UInt64.random(in: .min ... .max))
         hookThreads = SyncPool(width: settings.maxHooks)
         self.store = store
+        finishGroup = FinishGroup(store: store)
         self.logger = logger
         self.loop = loop
         clock = { [unowned loop] in loop.now }

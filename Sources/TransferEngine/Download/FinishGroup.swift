@@ -1,0 +1,92 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Finishing downloads, many at once: the file-system analogue of the store's group commit.
+/// Files that finish while a group is being made durable form the next group, which is made
+/// durable together: writeback started for every file, then each fdatasynced (the first
+/// journal commit carries the others' metadata), the `finalizing` marks recorded in one
+/// transaction, the renames, one fsync per directory, and only then is each answered. Each
+/// file keeps the order of durability of one finished alone: bytes synced, marked finalizing,
+/// renamed, directory entry synced — before its job is recorded completed.
+/// Thread: any; groups run one at a time on their own queue.
+final class FinishGroup: Sendable {
+    struct Finish: Sendable {
+        var job: JobID
+        var file: PartialFile
+        /// The complete file's resume state (recorded `finalizing` before the rename).
+        var state: ResumeState
+        var destination: String
+        var replacing: Bool
+        var mode: mode_t
+        var done: @Sendable (Result<Void, TransferError>) -> Void
+    }
+
+    private let store: StoreQueue
+    private let queue = DispatchQueue(label: "transferd.finish")
+    private let pending = Mutex<[Finish]>([])
+
+    init(store: StoreQueue) {
+        self.store = store
+    }
+
+    /// Makes `finish` durable and renamed with the next group; its `done` runs on the group's
+    /// queue once its directory entry is synced (or with why not).
+    func finish(_ finish: Finish) {
+        let first = pending.withLock { group in
+            group.append(finish)
+            return group.count == 1
+        }
+        if first { queue.async { [self] in drain() } }
+    }
+
+    private func drain() {
+        let group = pending.withLock { group in
+            defer { group.removeAll(keepingCapacity: true) }
+            return group
+        }
+        for finish in group { finish.file.startWriteback() }
+        var results = group.map { finish in Result { () throws(TransferError) in try finish.file.sync() } }
+        markFinalizing(group, &results)
+        var directories: [String] = []
+        var seen = Set<String>()
+        for (index, finish) in group.enumerated() where results[index].isSuccess {
+            results[index] = Result { () throws(TransferError) in
+                try finish.file.moveIntoPlace(finish.destination, replacing: finish.replacing, mode: finish.mode,
+                                              syncingDirectory: false)
+            }
+            let directory = PartialFile.directory(of: finish.destination)
+            if results[index].isSuccess, seen.insert(directory).inserted { directories.append(directory) }
+        }
+        for directory in directories { PartialFile.syncDirectory(directory) }
+        for (finish, result) in zip(group, results) { finish.done(result) }
+    }
+
+    /// Records every synced file of the group as `finalizing`, in one transaction: a crash after
+    /// a rename then finds the file in place instead of downloading it again.
+    private func markFinalizing(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) {
+        let marks = zip(group, results).compactMap { finish, result -> (JobID, ResumeState)? in
+            guard result.isSuccess else { return nil }
+            var marked = finish.state
+            marked.finalizing = true
+            return (finish.job, marked)
+        }
+        guard !marks.isEmpty else { return }
+        do {
+            try store.sync { store in for (job, state) in marks { try store.saveResume(job, state) } }
+        } catch {
+            for index in results.indices where results[index].isSuccess {
+                results[index] = .failure(.io(path: group[index].state.partialPath, operation: "record finalizing: \(error)",
+                                              errno: 0))
+            }
+        }
+    }
+}
+
+private extension Result {
+    var isSuccess: Bool {
+        if case .success = self { true } else { false }
+    }
+}

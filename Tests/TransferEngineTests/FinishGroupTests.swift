@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import TransferEngine
+
+/// Downloads that finish together are made durable and renamed as one group.
+@Suite struct FinishGroupTests {
+    let directory = TemporaryDirectory()
+
+    @Test func eachFileIsMarkedFinalizingRenamedAndAnsweredAndARefusedOneFailsAlone() async throws {
+        let jobs = try JobStore(path: directory.database("f.db"))
+        let store = StoreQueue(jobs)
+        try FileManager.default.createDirectory(atPath: directory.file("a"), withIntermediateDirectories: true)
+        try Data("old".utf8).write(to: URL(fileURLWithPath: directory.file("a/taken")))
+        let names = ["a/one", "a/two", "b/three", "a/taken"]
+        var ids: [String: JobID] = [:]
+        for name in names {
+            let job = try jobs.insert(NewJob(kind: .download, url: "http://127.0.0.1/\(name)", path: directory.file(name)),
+                                      maxRetries: 1, resume: nil)
+            ids[name] = job.id
+        }
+        let group = FinishGroup(store: store)
+        let results = try await withThrowingTaskGroup(of: (String, Result<Void, TransferError>).self) { tasks in
+            for name in names {
+                let destination = directory.file(name)
+                let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+                try Array(name.utf8).withUnsafeBytes { try file.write($0, at: 0) }
+                let state = ResumeState(partialPath: file.path, bytesDurable: Int64(name.utf8.count))
+                let id = ids[name]!
+                tasks.addTask {
+                    await withCheckedContinuation { done in
+                        group.finish(FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
+                                                        replacing: false, mode: 0o640) { done.resume(returning: (name, $0)) })
+                    }
+                }
+            }
+            return try await tasks.reduce(into: [String: Result<Void, TransferError>]()) { $0[$1.0] = $1.1 }
+        }
+        for name in ["a/one", "a/two", "b/three"] {
+            #expect((try? results[name]?.get()) != nil, "\(name)")
+            #expect(FileManager.default.contents(atPath: directory.file(name)) == Data(name.utf8))
+            #expect(try store.sync { try $0.resumeState(ids[name]!) }?.finalizing == true, "\(name) is marked before its rename")
+        }
+        guard case .failure(.destinationExists(let path))? = results["a/taken"] else {
+            Issue.record("a taken destination is refused, not replaced: \(String(describing: results["a/taken"]))")
+            return
+        }
+        #expect(path == directory.file("a/taken"))
+        #expect(FileManager.default.contents(atPath: directory.file("a/taken")) == Data("old".utf8))
+    }
+}
