@@ -12,12 +12,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory.file("a"), withIntermediateDirectories: true)
         try Data("old".utf8).write(to: URL(fileURLWithPath: directory.file("a/taken")))
         let names = ["a/one", "a/two", "b/three", "a/taken"]
-        var ids: [String: JobID] = [:]
-        for name in names {
-            let job = try jobs.insert(NewJob(kind: .download, url: "http://127.0.0.1/\(name)", path: directory.file(name)),
-                                      maxRetries: 1, resume: nil)
-            ids[name] = job.id
-        }
+        let ids = try Dictionary(uniqueKeysWithValues: names.map { name in
+            (name, try jobs.insert(NewJob(kind: .download, url: "http://127.0.0.1/\(name)", path: directory.file(name)),
+                                   maxRetries: 1, resume: nil).id)
+        })
         let group = FinishGroup(store: store)
         let results = try await withThrowingTaskGroup(of: (String, Result<Void, TransferError>).self) { tasks in
             for name in names {
