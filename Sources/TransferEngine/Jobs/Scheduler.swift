@@ -2,7 +2,8 @@ import Dispatch
 
 /// The shell around the decision core: it feeds the core events (commands, attempt ends, records,
 /// timers, probes) and performs the actions it returns — records on the store's queue, transfers
-/// on the engine (`CurlMulti`), files on the file and finishing queues, events, hooks, answers.
+/// on the engine (`CurlMulti`), files on the file queue and in finishing groups, events, hooks,
+/// answers.
 /// It decides nothing itself. Thread: the loop thread.
 public final class Scheduler {
     /// Everything the daemon's options set, with their defaults: the one place they are written

@@ -1,8 +1,8 @@
 import Dispatch
 import Synchronization
 
-/// Threads for blocking work that may run side by side (finishing downloads: fdatasync,
-/// sha256, rename, directory fsync; completion hooks). fsyncs of different files overlap on the
+/// Threads for blocking work that may run side by side (verifying finished downloads' sha256;
+/// completion hooks). fsyncs of different files overlap on the
 /// device — 64 small files take ~250 ms one after another here and ~8 ms 16 at a time — but
 /// the global dispatch queue runs only about one thread per core. Each of these serial
 /// queues gets a thread of its own when it has work. Thread: any.
