@@ -22,8 +22,9 @@ build_release() {
     (cd "$ROOT" && swift build -c release --product transferd >/dev/null && swift build -c release --product transferctl >/dev/null)
 }
 
+# start_nginx [SERVER_CONFIG] [HTTP_CONFIG]: lines for the server block, and for the http block.
 start_nginx() {
-    local extra=${1:-}
+    local extra=${1:-} http_extra=${2:-}
     cat > "$BENCH_DIR/nginx.conf" <<CONF
 daemon on;
 worker_processes 1;
@@ -38,6 +39,7 @@ http {
   fastcgi_temp_path $BENCH_DIR/nginx/fastcgi;
   uwsgi_temp_path $BENCH_DIR/nginx/uwsgi;
   scgi_temp_path $BENCH_DIR/nginx/scgi;
+  $http_extra
   server {
     listen 127.0.0.1:$PORT;
     root $BENCH_DIR/www;

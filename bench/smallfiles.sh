@@ -14,7 +14,8 @@ RUNS=${3:-5}
 build_release
 mkdir -p "$BENCH_DIR/www/small"
 for i in $(seq "$FILES"); do head -c $((SIZE_KIB * 1024)) /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
-start_nginx
+# Each request's connection number, to count the connections each tool opened.
+start_nginx "access_log $BENCH_DIR/logs/conn.log conn;" 'log_format conn "$connection $http_user_agent";'
 start_transferd --max-active 16 --max-per-host 16
 machine
 echo "aria2c: $(aria2c --version | head -1); files: $FILES x $SIZE_KIB KiB, $RUNS runs, alternating"
@@ -48,6 +49,11 @@ for run in $(seq "$RUNS"); do
     echo "$c" >> "$BENCH_DIR/c.txt"; echo "$a" >> "$BENCH_DIR/a.txt"; echo "$t" >> "$BENCH_DIR/td.txt"
     echo "$t / $c" | bc -l >> "$BENCH_DIR/r_curl.txt"; echo "$t / $a" | bc -l >> "$BENCH_DIR/r_aria.txt"
     printf '%-4s %10.0f %10.0f %12.0f %10.2f %10.2f\n' "$run" "$c" "$a" "$t" "$(echo "$t / $c" | bc -l)" "$(echo "$t / $a" | bc -l)"
+done
+# Connections per tool (the last run's requests): reuse per host means at most 16 for 16 at once.
+for tool in curl aria2 transferd; do
+    printf '%s: %s connections for the last %d requests\n' "$tool" \
+        "$(grep -i "$tool" "$BENCH_DIR/logs/conn.log" | tail -n "$FILES" | cut -d' ' -f1 | sort -u | wc -l)" "$FILES"
 done
 printf 'median files/s: curl -Z %.0f, aria2c %.0f, transferd %.0f; median ratio to curl -Z %.2f, to aria2c %.2f\n' \
     "$(median < "$BENCH_DIR/c.txt")" "$(median < "$BENCH_DIR/a.txt")" "$(median < "$BENCH_DIR/td.txt")" \

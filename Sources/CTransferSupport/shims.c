@@ -48,6 +48,10 @@ CURLcode tds_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) 
 CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
     return curl_multi_setopt(multi, option, value);
 }
+
+CURLMcode tds_multi_set_maxconnects(CURLM *multi, long max) {
+    return curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, max);
+}
 CURLMcode tds_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback) {
     return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
 }

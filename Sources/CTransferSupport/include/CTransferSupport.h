@@ -23,6 +23,8 @@ CURLcode tds_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode tds_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
 
 CURLMcode tds_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+/// CURLMOPT_MAXCONNECTS: how many idle connections the multi handle's cache keeps.
+CURLMcode tds_multi_set_maxconnects(CURLM *multi, long max);
 CURLMcode tds_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback);
 CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback);
 

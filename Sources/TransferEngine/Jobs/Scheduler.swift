@@ -118,7 +118,8 @@ public final class Scheduler {
         events = EventBus(logger: logger)
         downBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
         upBucket = SharedBucket(loop: loop, rate: nil, clock: clock)
-        multi = try CurlMulti(loop: loop)
+        // Room for every running transfer's connection, a few times over (libcurl's own rule).
+        multi = try CurlMulti(loop: loop, idleConnections: configuration.maxActive.saturatingMultiply(4))
         collectionMaker = CollectionMaker(multi: multi, logger: logger)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in feed(.retryDue) }
