@@ -54,8 +54,7 @@ final class FinishGroup: Sendable {
         var seen = Set<String>()
         for (index, finish) in group.enumerated() where results[index].isSuccess {
             results[index] = Result { () throws(TransferError) in
-                try finish.file.moveIntoPlace(finish.destination, replacing: finish.replacing, mode: finish.mode,
-                                              syncingDirectory: false)
+                try finish.file.moveIntoPlace(finish.destination, replacing: finish.replacing, mode: finish.mode)
             }
             let directory = PartialFile.directory(of: finish.destination)
             if results[index].isSuccess, seen.insert(directory).inserted { directories.append(directory) }

@@ -118,12 +118,11 @@ public final class PartialFile: @unchecked Sendable {
         }
     }
 
-    /// Moves the finished file to `destination` and syncs the directory so the rename is durable.
-    /// Only a regular file is ever replaced, and it keeps its mode; a new file gets `mode`.
-    /// `syncingDirectory` false: the caller fsyncs the destination's directory itself (once for
-    /// many files, `RenameGroup`) before it counts the rename durable.
-    public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644,
-                              syncingDirectory: Bool = true) throws(TransferError) {
+    /// Moves the finished file to `destination`. Only a regular file is ever replaced, and it
+    /// keeps its mode; a new file gets `mode`. The rename is durable once the caller has synced
+    /// the destination's directory (`syncDirectory`: `FinishGroup` does it once per directory
+    /// for the files it finishes together).
+    public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
         var existing = stat()
         if RawPath.withCString(destination, { lstat($0, &existing) }) == 0 {
             guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
@@ -138,7 +137,6 @@ public final class PartialFile: @unchecked Sendable {
             if errno == EEXIST { throw TransferError.destinationExists(path: destination) }
             throw Self.error(path: destination, operation: "rename into", errno: errno)
         }
-        if syncingDirectory { Self.syncDirectory(of: destination) }
     }
 
     public static func remove(_ path: String) {
@@ -161,10 +159,6 @@ public final class PartialFile: @unchecked Sendable {
 
     public static func exists(_ path: String) -> Bool {
         existing(at: path) != nil
-    }
-
-    static func syncDirectory(of path: String) {
-        syncDirectory(directory(of: path))
     }
 
     /// The directory `path` is in.
