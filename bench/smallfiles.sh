@@ -24,28 +24,31 @@ for i in $(seq "$FILES"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutp
 for i in $(seq "$FILES"); do echo "http://127.0.0.1:$PORT/small/f$i"; done > "$BENCH_DIR/list.txt"
 for i in $(seq "$FILES"); do
     printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/td/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$i"
-done > "$BENCH_DIR/small.jsonl"
+done > "$BENCH_DIR/small.jsonl"  # out/td/ becomes each run's own directory
 
-# Files per second of the command in "$@", run in directory $1 (emptied first); checks the count.
+# Files per second of the command in "$@", run in the new directory $1; checks the count. Nothing
+# is deleted until the end: ext4 skips inodes freed in the last minutes when it allocates one
+# (`recently_deleted`), so a tool writing right after an `rm -rf` pays a scan the others may not.
 rate() {
     local dir=$1; shift
-    rm -rf "$dir"; mkdir -p "$dir"; sync
+    mkdir -p "$dir"; sync
     local start end; start=$(now); (cd "$dir" && "$@" 2>/dev/null); end=$(now)
     local count; count=$(find "$dir" -type f -size "${SIZE_KIB}k" | wc -l)
     [ "$count" -eq "$FILES" ] || { echo "$* wrote $count files" >&2; exit 1; }
     echo "$FILES / ($end - $start)" | bc -l
 }
 transferd_batch() {
-    local batch; batch=$(ctl batch submit "$BENCH_DIR/small.jsonl" 2>/dev/null)
+    sed "s|/out/td/|/out/td$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/small$run.jsonl"
+    local batch; batch=$(ctl batch submit "$BENCH_DIR/small$run.jsonl" 2>/dev/null)
     ctl wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }
 }
 
 printf '%-4s %10s %10s %12s %10s %10s\n' run curl aria2c transferd "td/curl" "td/aria2c"
 : > "$BENCH_DIR/r_curl.txt"; : > "$BENCH_DIR/r_aria.txt"; : > "$BENCH_DIR/td.txt"; : > "$BENCH_DIR/c.txt"; : > "$BENCH_DIR/a.txt"
 for run in $(seq "$RUNS"); do
-    c=$(rate "$BENCH_DIR/out/curl" curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg")
-    a=$(rate "$BENCH_DIR/out/aria" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none)
-    t=$(rate "$BENCH_DIR/out/td" transferd_batch)
+    c=$(rate "$BENCH_DIR/out/curl$run" curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg")
+    a=$(rate "$BENCH_DIR/out/aria$run" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none)
+    t=$(rate "$BENCH_DIR/out/td$run" transferd_batch)
     echo "$c" >> "$BENCH_DIR/c.txt"; echo "$a" >> "$BENCH_DIR/a.txt"; echo "$t" >> "$BENCH_DIR/td.txt"
     echo "$t / $c" | bc -l >> "$BENCH_DIR/r_curl.txt"; echo "$t / $a" | bc -l >> "$BENCH_DIR/r_aria.txt"
     printf '%-4s %10.0f %10.0f %12.0f %10.2f %10.2f\n' "$run" "$c" "$a" "$t" "$(echo "$t / $c" | bc -l)" "$(echo "$t / $a" | bc -l)"

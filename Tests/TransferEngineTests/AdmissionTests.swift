@@ -54,6 +54,22 @@ import Testing
         #expect(world.startAll() == [3], "a freed slot takes the oldest queued job")
     }
 
+    @Test func aFinishingJobFreesItsSlotAndItsHostsUntilTwiceMaxActiveRun() {
+        let world = World(maxActive: 2, maxPerHost: 1)
+        for id in 1...6 { world.queue(Int64(id), host: id <= 3 ? "a" : "h\(id)") }
+        #expect(world.startAll() == [1, 4])
+        world.admission.finishes(JobID(rawValue: 1), host: "a")
+        #expect(world.admission.runningByHost["a"] == nil, "its connection is free for the host's next job")
+        #expect(world.startAll() == [2])
+        world.admission.finishes(JobID(rawValue: 2), host: "a")
+        #expect(world.startAll() == [3])
+        world.admission.finishes(JobID(rawValue: 3), host: "a")
+        #expect(world.startAll() == [], "1, 2, 3 finishing and 4 transferring: 2 x --max-active")
+        world.move(JobID(rawValue: 1), to: .completed)
+        #expect(world.admission.finishing == [JobID(rawValue: 2), JobID(rawValue: 3)])
+        #expect(world.startAll() == [5])
+    }
+
     @Test func aHostAtItsCapIsPassedOverForAnother() {
         let world = World(maxActive: 4, maxPerHost: 2)
         world.queue(1, host: "a"); world.queue(2, host: "a"); world.queue(3, host: "a"); world.queue(4, host: "b")

@@ -1,6 +1,9 @@
-/// Readies a download attempt off the loop thread: opens the partial file, checks that it is
-/// the file transferd left, cuts it back to the last durable checkpoint and records the attempt.
-/// Runs on the store's queue.
+/// Readies an attempt off the loop thread, in three steps so that the store's queue never waits
+/// on a file (creating one is the costliest step of a small download): what the store knows
+/// (`Plan`, on the store's queue), the files opened and checked (`open`, on a file thread), and
+/// the attempt recorded (`record`, on the store's queue again). A download's partial file is
+/// opened, checked to be the file transferd left and cut back to its last durable checkpoint; an
+/// upload's sources are opened and checked against their snapshots.
 enum AttemptPreparation: Sendable {
     /// Ready to transfer from `resume.bytesDurable` (0, and why, when the bytes it had were not
     /// to be trusted).
@@ -13,13 +16,48 @@ enum AttemptPreparation: Sendable {
     /// collections that must exist before it is sent (a directory backup's PUT).
     case upload(any UploadBody, collections: [String])
 
-    /// `at`: the time the attempt is recorded with (the scheduler's clock).
+    /// What the store holds for an attempt, read before any file is touched.
+    struct Plan: Sendable {
+        var job: Job
+        var attempt: Int
+        /// The time the attempt is recorded with (the scheduler's clock).
+        var at: Timestamp
+        /// A download's resume state (nil: none recorded yet).
+        var resume: ResumeState?
+        /// A directory backup's PUT: the collections between the batch's prefix and its file.
+        var collections: [String] = []
+
+        /// Reads what the attempt needs from the store (the store's queue).
+        init(_ job: Job, attempt: Int, at now: Timestamp, in store: JobStore) throws {
+            self.job = job
+            self.attempt = attempt
+            at = now
+            if job.kind == .upload {
+                if job.method == "PUT", let batch = job.batch, let prefix = try store.batchRecord(batch)?.backup?.prefix {
+                    collections = WebDAVLayout.collections(above: job.url, under: prefix)
+                }
+            } else {
+                resume = try store.resumeState(job.id)
+            }
+        }
+    }
+
+    /// All three steps at once, on the store's queue (tests; the scheduler runs them apart).
     static func prepare(_ job: Job, attempt: Int, at now: Timestamp = .now, in store: JobStore) throws -> AttemptPreparation {
-        if job.kind == .upload { return try prepareUpload(job, attempt: attempt, at: now, in: store) }
+        let plan = try Plan(job, attempt: attempt, at: now, in: store)
+        let preparation = try open(plan)
+        try store.transaction { try preparation.record(plan, in: store) }
+        return preparation
+    }
+
+    /// Opens and checks the attempt's files (a file thread; touches no store).
+    static func open(_ plan: Plan) throws -> AttemptPreparation {
+        let job = plan.job
+        if job.kind == .upload { return try openUpload(job, collections: plan.collections) }
         guard let destination = job.path, let partialPath = job.partialPath else {
             throw TransferError.io(path: "", operation: "download without a destination", errno: 0)
         }
-        var resume = try store.resumeState(job.id) ?? ResumeState(partialPath: partialPath)
+        var resume = plan.resume ?? ResumeState(partialPath: partialPath)
         if resume.finalizing {
             if PartialFile.exists(resume.partialPath) {
                 return .finalize(try PartialFile(path: resume.partialPath), resume)
@@ -40,21 +78,29 @@ enum AttemptPreparation: Sendable {
         }
         if startedOver != nil { resume = ResumeState(partialPath: resume.partialPath) }
         try file.truncate(to: resume.bytesDurable)
-        let start = resume.identified(by: file, writing: true)
-        try store.transaction {
-            try store.saveResume(job.id, start)
-            try store.beginAttempt(job.id, number: attempt, rangeStart: start.bytesDurable, startedOver: startedOver,
-                                   now: now)
+        return .ready(file, resume.identified(by: file, writing: true), startedOver: startedOver)
+    }
+
+    /// Records the attempt (and its `running` state) once its files are ready (the store's
+    /// queue). A download that only needs its rename records nothing new.
+    func record(_ plan: Plan, in store: JobStore) throws {
+        switch self {
+        case .ready(_, let start, let startedOver):
+            try store.saveResume(plan.job.id, start)
+            try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: start.bytesDurable,
+                                   startedOver: startedOver, now: plan.at)
+        case .upload:
+            try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: 0, now: plan.at)
+        case .finalize, .alreadyComplete:
+            break
         }
-        return .ready(file, start, startedOver: startedOver)
     }
 
     /// An upload sends its whole body again on every attempt: multipart cannot continue mid-stream.
-    private static func prepareUpload(_ job: Job, attempt: Int, at now: Timestamp, in store: JobStore) throws -> AttemptPreparation {
+    private static func openUpload(_ job: Job, collections: [String]) throws -> AttemptPreparation {
         guard let spec = job.upload else {
             throw TransferError.io(path: "", operation: "upload without a body", errno: 0)
         }
-        try store.beginAttempt(job.id, number: attempt, rangeStart: 0, now: now)
         let readers = try spec.sources.map { source throws(TransferError) in try SourceReader(source) }
         if let form = spec.form, let boundary = spec.boundary {
             return .upload(MultipartBody(form: form, boundary: boundary, readers: readers), collections: [])
@@ -62,13 +108,6 @@ enum AttemptPreparation: Sendable {
         guard let reader = readers.first else {
             throw TransferError.io(path: "", operation: "upload without a body", errno: 0)
         }
-        return .upload(RawBody(reader: reader), collections: try collections(for: job, in: store))
-    }
-
-    /// A PUT of a directory backup needs the collections between the batch's prefix and its file.
-    private static func collections(for job: Job, in store: JobStore) throws -> [String] {
-        guard job.method == "PUT", let batch = job.batch,
-              let prefix = try store.batchRecord(batch)?.backup?.prefix else { return [] }
-        return WebDAVLayout.collections(above: job.url, under: prefix)
+        return .upload(RawBody(reader: reader), collections: collections)
     }
 }

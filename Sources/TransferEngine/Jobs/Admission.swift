@@ -12,8 +12,13 @@ struct Admission {
     /// Transfers at once, and at once to one `scheme://host:port`.
     var maxActive: Int
     var maxPerHost: Int
+    /// Running jobs that hold a transfer slot.
     private(set) var running: [JobID: Slot] = [:]
     private(set) var runningByHost: [String: Int] = [:]
+    /// Running downloads whose bytes have all arrived, being made durable: they hold no slot
+    /// (their connection is free for the next transfer) but each keeps its file open, so at
+    /// most `2 × maxActive` jobs run in all.
+    private(set) var finishing: Set<JobID> = []
     private var queue = RunQueue()
     /// The low job giving its slot away, until it is suspended (one at a time).
     private(set) var preempting: JobID?
@@ -26,10 +31,7 @@ struct Admission {
     /// A job went from `old` (nil: just loaded) to `new`.
     mutating func track(_ id: JobID, host: String, priority: Priority, from old: JobState?, to new: JobState) {
         guard old != new else { return }
-        if old == .running, running.removeValue(forKey: id) != nil {
-            let count = runningByHost[host, default: 1] - 1
-            runningByHost[host] = count > 0 ? count : nil
-        }
+        if old == .running, finishing.remove(id) == nil { freeSlot(id, host: host) }
         if new == .running {
             running[id] = Slot(host: host, priority: priority)
             runningByHost[host, default: 0] += 1
@@ -37,12 +39,25 @@ struct Admission {
         if new == .queued { queue.push(id, priority: priority, host: host) }
     }
 
+    /// A running job's transfer is over and its file is being made durable: its slot is free.
+    mutating func finishes(_ id: JobID, host: String) {
+        guard running[id] != nil else { return }
+        freeSlot(id, host: host)
+        finishing.insert(id)
+    }
+
+    private mutating func freeSlot(_ id: JobID, host: String) {
+        guard running.removeValue(forKey: id) != nil else { return }
+        let count = runningByHost[host, default: 1] - 1
+        runningByHost[host] = count > 0 ? count : nil
+    }
+
     /// The queued job to start now — best priority, then oldest — or nil when every slot is
     /// taken or no queued job's host has one free. It is out of the queue once returned: the
     /// caller starts it (and tracks it as running). `isCurrent` drops entries of jobs that left
     /// `queued` or changed priority since they were queued.
     mutating func next(isCurrent: (RunQueue.Entry) -> Bool) -> JobID? {
-        guard running.count < maxActive else { return nil }
+        guard running.count < maxActive, running.count + finishing.count < 2 * maxActive else { return nil }
         let maxPerHost = maxPerHost
         let byHost = runningByHost
         return queue.pop(admits: { byHost[$0, default: 0] < maxPerHost }, isCurrent: isCurrent)?.id

@@ -38,8 +38,8 @@ public final class Scheduler {
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
-    /// Verifying finished downloads (sha256): many at once.
-    let finishing = SyncPool()
+    /// Opening attempts' files and verifying finished downloads (sha256): many at once.
+    let fileThreads = SyncPool()
     /// Making finished downloads durable and renamed, in groups.
     let finishGroup: FinishGroup
     /// Completion hooks: each blocks a thread while its command runs.
@@ -72,6 +72,9 @@ public final class Scheduler {
     private var draining = false
     /// The engine's side of each running job.
     var engine: [JobID: EngineJob] = [:]
+    /// Attempts being prepared, with the stops asked for meanwhile: a stop waits until its
+    /// attempt is recorded and its file open, so that its own record and file removal follow them.
+    private var preparing: [JobID: [() -> Void]] = [:]
     private var transfersByEasy: [ObjectIdentifier: JobID] = [:]
     /// Unreachable hosts being probed, by `scheme://host:port`, and the probes in the engine.
     var probes: [String: HostProbe] = [:]
@@ -216,20 +219,37 @@ public final class Scheduler {
 
     // MARK: Starting work
 
-    /// Records the attempt (and `running`) while preparing its file or body, then starts it.
+    /// Prepares the attempt (`AttemptPreparation`: the store read, the files opened on a file
+    /// thread, the attempt and its `running` state recorded), then starts it.
     private func prepare(_ record: StateRecord, attempt: Int) {
         guard let job = core.jobs[record.id]?.job else { return }
         let id = job.id
         let at = record.at
-        stored({ store in try AttemptPreparation.prepare(job, attempt: attempt, at: at, in: store) }) { scheduler, result in
-            scheduler.feed(.recorded(token: record.token, error: nil))
-            scheduler.prepared(id, attempt: attempt, result)
+        let (store, threads, inbox) = (store, fileThreads, inbox!)
+        preparing[id] = []
+        let done: @Sendable (Result<AttemptPreparation, any Error>) -> Void = { result in
+            inbox.post { scheduler in
+                scheduler.feed(.recorded(token: record.token, error: nil))
+                scheduler.prepared(id, attempt: attempt, result)
+            }
+        }
+        store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }) { planned in
+            threads.async {
+                let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
+                guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
+                store.async({ store in
+                    try preparation.record(plan, in: store)
+                    return preparation
+                }, completion: done)
+            }
         }
     }
 
     private func prepared(_ id: JobID, attempt: Int, _ result: Result<AttemptPreparation, any Error>) {
+        let stops = preparing.removeValue(forKey: id) ?? []
+        defer { for stop in stops { stop() } }
         guard core.isCurrentAttempt(id, attempt), let job = core.jobs[id]?.job else {
-            return  // paused, cancelled or stopping meanwhile: that change is already recorded
+            return  // paused, cancelled or stopping meanwhile: the stop applies now
         }
         switch result {
         case .success(.ready(let file, let resume, let startedOver)):
@@ -353,6 +373,7 @@ public final class Scheduler {
     /// Takes a running transfer off the engine; `then` gets its report once its checkpoints are
     /// on disk (nil when it had no transfer yet).
     func stopTransfer(of id: JobID, then: @escaping (AttemptReport?) -> Void) {
+        if preparing[id] != nil { return preparing[id]!.append { then(nil) } }
         guard let transfer = engine[id]?.transfer else { return then(nil) }
         multi.remove(transfer.easy)
         transfersByEasy[ObjectIdentifier(transfer.easy)] = nil

@@ -7,8 +7,7 @@ extension SchedulerCore {
         switch report.outcome {
         case .completed where job.kind == .download:
             log(.debug, "job \(id): attempt \(report.attempt) received \(report.transferred) bytes; finishing the file")
-            jobs[id]?.phase = .finalizing(then: nil)
-            appendAction(.finalize(id, report))
+            finalize(id, report)
         case .completed:
             publishAttemptFinished(id, report, error: nil)
             log(.info, "job \(id): completed, sent \(report.transferred) bytes, HTTP \(report.status ?? 0)")
@@ -133,6 +132,15 @@ extension SchedulerCore {
         case .stall:
             preconditionFailure("a stall ends the attempt as a failure")
         }
+    }
+
+    /// A download's bytes have all arrived: its file is made durable and renamed into place,
+    /// and its transfer slot goes to the next job meanwhile.
+    mutating func finalize(_ id: JobID, _ report: AttemptReport) {
+        guard let record = jobs[id] else { return }
+        jobs[id]?.phase = .finalizing(then: nil)
+        admission.finishes(id, host: record.host)
+        appendAction(.finalize(id, report))
     }
 
     /// Finalizing ended: the job completed, or failed (a checksum mismatch discards its bytes);

@@ -72,10 +72,7 @@ struct SchedulerCore {
         case .command(let command, let id, let loaded, let ack): perform(command, id, loaded: loaded, ack: ack, now: now)
         case .destinationClaimed(let id, let result): claimed(id, result, now: now)
         case .readyToFinalize(let id, let attempt):
-            if isCurrentAttempt(id, attempt) {
-                jobs[id]?.phase = .finalizing(then: nil)
-                actions.append(.finalize(id, AttemptReport(attempt: attempt, outcome: .completed)))
-            }
+            if isCurrentAttempt(id, attempt) { finalize(id, AttemptReport(attempt: attempt, outcome: .completed)) }
         case .alreadyComplete(let id, let attempt):
             if isCurrentAttempt(id, attempt) {
                 transition(id, StateChange(.completed, reason: "finished before the daemon stopped"), now: now) {
