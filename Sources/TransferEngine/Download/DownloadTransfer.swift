@@ -180,7 +180,7 @@ final class DownloadTransfer: Transfer {
     }
 
     private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let head = parser.consume(String(decoding: bytes, as: UTF8.self)) else { return true }
+        guard let head = parser.consume(bytes) else { return true }
         retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
         switch DownloadDecision.decide(head, offset: offset, resume: resume, followingRedirects: libcurlFollows) {
         case .ignore:

@@ -29,23 +29,51 @@ public struct ResponseHeadParser: Sendable {
 
     /// Feeds one line (with or without its CRLF); returns the head when the line ends it.
     public mutating func consume(_ line: String) -> ResponseHead? {
-        let text = line.droppingLineEnd
-        if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
-            let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            current = ResponseHead(status: NumericLimits.httpStatus.contains(status) ? status : 0)
+        var line = line
+        return line.withUTF8 { consume(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The same for a line as libcurl hands it over, read by byte (a header is ASCII; anything
+    /// else is kept as UTF-8 with replacement characters).
+    public mutating func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let text = UnsafeRawBufferPointer(rebasing: line[..<end])
+        if text.starts(with: "HTTP/".utf8) {
+            current = ResponseHead(status: Self.status(text))
             return nil
         }
         if text.isEmpty {
             defer { current = nil }
             return current
         }
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        let name = text[..<colon].lowercased()
-        let value = String(text[text.index(after: colon)...]).trimmingSpaces
-        current?.fields[name] = value
-        current?.lines.append(text)
+        guard current != nil, let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let name = String(decoding: text[..<colon].lazy.map(Self.lowercased), as: UTF8.self)
+        var first = colon + 1, last = end
+        while first < last, Self.isSpace(text[first]) { first += 1 }
+        while last > first, Self.isSpace(text[last - 1]) { last -= 1 }
+        current?.fields[name] = String(decoding: text[first..<last], as: UTF8.self)
+        current?.lines.append(String(decoding: text, as: UTF8.self))
         return nil
+    }
+
+    /// The status code of `HTTP/x y reason` (0 when there is none in range).
+    private static func status(_ line: UnsafeRawBufferPointer) -> Int {
+        guard let space = line.firstIndex(of: UInt8(ascii: " ")) else { return 0 }
+        var status = 0, digits = 0
+        for byte in line[(space + 1)...] {
+            guard byte != UInt8(ascii: " ") else { break }
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte), digits < 4 else { return 0 }
+            status = status * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits > 0 && NumericLimits.httpStatus.contains(status) ? status : 0
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 }
 
@@ -85,14 +113,5 @@ public struct ContentRange: Equatable, Sendable {
     /// A server's byte offset or length, within `NumericLimits.bytes` (else not usable).
     static func byteCount(_ text: some StringProtocol) -> Int64? {
         Int64(text).flatMap { NumericLimits.bytes.contains($0) ? $0 : nil }
-    }
-}
-
-extension String {
-    /// Without trailing CR and LF bytes (by UTF-8 byte: "\r\n" is a single Character).
-    var droppingLineEnd: String {
-        var bytes = Substring(self).utf8
-        while let last = bytes.last, last == 10 || last == 13 { bytes = bytes.dropLast() }
-        return String(Substring(bytes))
     }
 }

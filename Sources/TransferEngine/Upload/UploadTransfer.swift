@@ -104,9 +104,8 @@ final class UploadTransfer: Transfer {
     }
 
     private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") { response = nil }
-        guard let head = parser.consume(line) else { return true }
+        if bytes.starts(with: "HTTP/".utf8) { response = nil }
+        guard let head = parser.consume(bytes) else { return true }
         if head.status >= 200 { response = UploadResponse(status: head.status, headers: head.lines) }
         retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
         return true
