@@ -7,6 +7,8 @@
 # returns; curl and aria2c sync nothing. Each measurement starts after `sync`.
 #   usage: bench/smallfiles.sh [FILES=2000] [SIZE_KIB=64] [RUNS=5]
 source "$(dirname "$0")/lib.sh"
+source "$ROOT/scripts/deps.sh"
+install_packages aria2  # a peer this benchmark races
 FILES=${1:-2000}
 SIZE_KIB=${2:-64}
 RUNS=${3:-5}

@@ -92,8 +92,8 @@ int tds_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
-int tds_start_writeback(int fd) {
-    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+int tds_start_writeback(int fd, long long offset, long long length) {
+    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
 
 // Hooks: one shell command, its output, its exit.

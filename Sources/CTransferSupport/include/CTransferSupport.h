@@ -44,9 +44,10 @@ int tds_peer_uid(int fd, uid_t *uid);
 /// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing the target.
 int tds_rename_noreplace(const char *from, const char *to);
 
-/// sync_file_range(SYNC_FILE_RANGE_WRITE) over the whole file: starts writing its dirty pages
-/// back without waiting (an fdatasync afterwards still makes them, and the size, durable).
-int tds_start_writeback(int fd);
+/// sync_file_range(SYNC_FILE_RANGE_WRITE) over `length` bytes from `offset` (0: to the end of
+/// the file): starts writing those dirty pages back without waiting for them (an fdatasync
+/// afterwards still makes them, and the size, durable).
+int tds_start_writeback(int fd, long long offset, long long length);
 
 /// Runs `/bin/sh -c command` as the leader of its own process group, with stdin from /dev/null,
 /// stdout and stderr into one pipe, environment `envp` and default SIGPIPE, SIGXFSZ, SIGTERM,

@@ -7,9 +7,9 @@ enum FileSystem {
         tds_rename_noreplace(from, to)
     }
 
-    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over the whole file.
-    static func startWriteback(_ descriptor: Int32) -> Int32 {
-        tds_start_writeback(descriptor)
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `length` bytes from `offset` (0: to the end).
+    static func startWriteback(_ descriptor: Int32, offset: Int64 = 0, length: Int64 = 0) -> Int32 {
+        tds_start_writeback(descriptor, offset, length)
     }
 
     /// The uid of the peer of a connected Unix socket, or nil.

@@ -10,6 +10,13 @@ final class DownloadTransfer: Transfer {
     }
 
     static let checkpointBytes: Int64 = 4 << 20
+    /// Body bytes are gathered up to this many before they are written: libcurl hands them over
+    /// as they arrive (a 64 KiB body in some twenty pieces), and each write is a system call.
+    static let writeBytes = 256 << 10
+    /// Writeback of written bytes starts every this many: the disk writes while the network
+    /// reads, and a checkpoint's or the last fdatasync finds little left to do (the kernel's own
+    /// writeback would wait for gigabytes to be dirty).
+    static let writebackBytes: Int64 = 8 << 20
 
     let jobID: JobID
     let attempt: Int
@@ -24,8 +31,12 @@ final class DownloadTransfer: Transfer {
     private let libcurlFollows: Bool
     /// The entity as known now; `bytesDurable` is what the store has recorded.
     private(set) var resume: ResumeState
-    /// Bytes in the partial file.
+    /// Bytes received into the partial file (the last `pending.count` of them not written yet).
     private(set) var offset: Int64
+    /// Received bytes not yet written: written before a checkpoint, a stop or the attempt's end.
+    private var pending: [UInt8] = []
+    /// Written bytes from here on have not been handed to writeback yet.
+    private var writebackFrom: Int64
     /// Body bytes received in this attempt.
     private(set) var received: Int64 = 0
     private(set) var phase = Phase.awaitingHead
@@ -43,6 +54,8 @@ final class DownloadTransfer: Transfer {
     var onNeedsTruncation: (DownloadTransfer) -> Void = { _ in }
     /// Tells the owner enough new bytes were written to make them durable.
     var onCheckpointDue: (DownloadTransfer) -> Void = { _ in }
+    /// Asks the owner to start writeback of this range of the file (off the loop thread).
+    var onWritebackDue: (PartialFile, Range<Int64>) -> Void = { _, _ in }
 
     /// Paces the transfer against its own and the global download limit.
     let pacer: Pacer
@@ -73,6 +86,7 @@ final class DownloadTransfer: Transfer {
         self.resume = resume
         rangeStart = resume.bytesDurable
         offset = resume.bytesDurable
+        writebackFrom = resume.bytesDurable
         var request = CurlEasy.Request(url: url)
         request.headers = headers
         request.tls = tls
@@ -102,7 +116,7 @@ final class DownloadTransfer: Transfer {
     /// The state to record once the bytes written so far are synced.
     var checkpoint: ResumeState {
         var state = resume
-        state.bytesDurable = offset
+        state.bytesDurable = offset - Int64(pending.count)
         return state
     }
 
@@ -122,9 +136,18 @@ final class DownloadTransfer: Transfer {
     var progress: (done: Int64, total: Int64?) { (offset, resume.bytesTotal) }
     var keptBytes: Int64 { checkpoint.bytesDurable }
 
-    /// Makes the bytes written since the last checkpoint durable, at least once a second.
+    /// Makes the bytes received since the last checkpoint durable, at least once a second.
     func tick() {
-        if needsCheckpoint { onCheckpointDue(self) }
+        guard needsCheckpoint else { return }
+        do {
+            try flush()
+        } catch {
+            // The next body bytes end the attempt with the error.
+            verdict = .failed(error)
+            phase = .stopped
+            return
+        }
+        onCheckpointDue(self)
     }
 
     var needsCheckpoint: Bool { !durabilityInFlight && offset > resume.bytesDurable && phase == .receiving }
@@ -139,6 +162,7 @@ final class DownloadTransfer: Transfer {
     func truncated(_ state: ResumeState) {
         resume = state
         offset = 0
+        writebackFrom = 0
         truncateBeforeWriting = false
         finishDurability()
         phase = .receiving
@@ -153,13 +177,20 @@ final class DownloadTransfer: Transfer {
         if durabilityInFlight { whenDurable.append(work) } else { work() }
     }
 
+    /// Stops taking bytes; those received are written, to be kept.
     func stop() {
         phase = .stopped
         pacer.stop()
+        try? flush()
     }
 
-    /// The attempt's result, given libcurl's code for it.
+    /// The attempt's result, given libcurl's code for it. Every byte received is written first.
     func outcome(_ code: CurlCode) -> AttemptOutcome {
+        do {
+            try flush()
+        } catch {
+            return .failed(error)
+        }
         if let verdict { return verdict }
         guard code.category == .ok else {
             return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: phase == .receiving,
@@ -253,18 +284,54 @@ final class DownloadTransfer: Transfer {
             return .abort
         }
         do {
-            try file.write(bytes, at: offset)
+            try gather(bytes)
+            offset += Int64(bytes.count)
+            if offset - resume.bytesDurable >= Self.checkpointBytes, !durabilityInFlight {
+                try flush()
+                onCheckpointDue(self)
+            }
         } catch {
             verdict = .failed(error)
             return .abort
         }
-        offset += Int64(bytes.count)
         received += Int64(bytes.count)
         lastActivity = Monotonic.now
         pacer.moved(bytes.count)
-        if offset - resume.bytesDurable >= Self.checkpointBytes, !durabilityInFlight {
-            onCheckpointDue(self)
-        }
         return .consumed
+    }
+
+    /// Keeps `bytes` (received at `offset`) with those pending, writing first when they would
+    /// not fit; a piece as large as the buffer is written as it is.
+    private func gather(_ bytes: UnsafeRawBufferPointer) throws(TransferError) {
+        if pending.count + bytes.count > Self.writeBytes { try flush() }
+        if bytes.count >= Self.writeBytes {
+            try file.write(bytes, at: offset)
+            wrote(upTo: offset + Int64(bytes.count))
+        } else {
+            if pending.capacity == 0 {
+                // A small body needs no more than its own size.
+                let remaining = (resume.bytesTotal ?? Int64(Self.writeBytes)) - offset
+                pending.reserveCapacity(Int(min(Int64(Self.writeBytes), max(remaining, Int64(bytes.count)))))
+            }
+            pending.append(contentsOf: bytes)
+        }
+    }
+
+    /// Writes the pending bytes to the file, where they end at `offset`.
+    private func flush() throws(TransferError) {
+        guard !pending.isEmpty else { return }
+        let start = offset - Int64(pending.count)
+        let result = pending.withUnsafeBytes { bytes in Result { () throws(TransferError) in try file.write(bytes, at: start) } }
+        try result.get()
+        pending.removeAll(keepingCapacity: true)
+        wrote(upTo: offset)
+    }
+
+    /// The file holds every byte up to `end`: writeback starts once enough have gathered.
+    private func wrote(upTo end: Int64) {
+        if end < writebackFrom { writebackFrom = end }  // truncated meanwhile
+        guard end - writebackFrom >= Self.writebackBytes else { return }
+        onWritebackDue(file, writebackFrom..<end)
+        writebackFrom = end
     }
 }

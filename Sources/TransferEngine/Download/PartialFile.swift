@@ -105,9 +105,10 @@ public final class PartialFile: @unchecked Sendable {
         guard fdatasync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
     }
 
-    /// Starts writing the file's dirty pages back without waiting (`sync` still makes them durable).
-    func startWriteback() {
-        _ = FileSystem.startWriteback(descriptor)
+    /// Starts writing the file's dirty pages back — all, or those of `range` — without waiting
+    /// (`sync` still makes them durable).
+    func startWriteback(_ range: Range<Int64>? = nil) {
+        _ = FileSystem.startWriteback(descriptor, offset: range?.lowerBound ?? 0, length: range.map { $0.upperBound - $0.lowerBound } ?? 0)
     }
 
     /// The sha256 of the first `length` bytes, read in 1 MiB chunks.

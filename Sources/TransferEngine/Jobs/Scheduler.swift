@@ -233,8 +233,10 @@ public final class Scheduler {
                 scheduler.prepared(id, attempt: attempt, result)
             }
         }
+        // Files of one directory are opened one at a time (the directory's lock serializes them).
+        let directory = job.path.map(PartialFile.directory(of:)) ?? ""
         store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }) { planned in
-            threads.async {
+            threads.async(key: directory) {
                 let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
                 guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
                 store.async({ store in
@@ -305,6 +307,7 @@ public final class Scheduler {
                                                 maxFilesize: job.maxFilesize ?? configuration.maxFilesize,
                                                 file: file, resume: resume)
             transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
+            transfer.onWritebackDue = { [files] file, range in files.async { file.startWriteback(range) } }
             transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
             if first { logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)") }
             return transfer

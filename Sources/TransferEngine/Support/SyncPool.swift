@@ -18,4 +18,12 @@ public final class SyncPool: Sendable {
         let index = next.add(1, ordering: .relaxed).oldValue
         queues[index % queues.count].async(execute: work)
     }
+
+    /// Runs `work` on the thread of `key`: work of one key runs one at a time, in order. Files
+    /// created in one directory take its lock in turn anyway; threads racing for it only spin.
+    public func async(key: some Hashable, _ work: @escaping @Sendable () -> Void) {
+        var hasher = Hasher()
+        hasher.combine(key)
+        queues[Int(UInt(bitPattern: hasher.finalize()) % UInt(queues.count))].async(execute: work)
+    }
 }
