@@ -24,6 +24,24 @@ import Testing
         #expect(DestinationPath.canonical("/nonexistent-root-dir/../../b/./c") == "/b/c")
     }
 
+    @Test func aBatchResolvesEachDirectoryOnceAndTheSameAsAlone() throws {
+        let real = directory.file("real")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.file("link"), withDestinationPath: real)
+        var directories: [String: String]? = [:]
+        let first = DestinationPath.canonical(directory.file("link") + "/a.bin", directories: &directories)
+        #expect(first == DestinationPath.canonical(real + "/a.bin"))
+        #expect(directories?[directory.file("link")] == DestinationPath.canonical(real + "/a.bin").dropLast(6).description)
+        // Remembered: the link's later target is not read again within the batch.
+        try FileManager.default.removeItem(atPath: directory.file("link"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("link"), withDestinationPath: directory.file("elsewhere"))
+        #expect(DestinationPath.canonical(directory.file("link") + "/b.bin", directories: &directories)
+                == DestinationPath.canonical(real + "/b.bin"))
+        // A directory that does not exist yet is not remembered.
+        _ = DestinationPath.canonical(real + "/new/c.bin", directories: &directories)
+        #expect(directories?[real + "/new"] == nil)
+    }
+
     @Test func aSecondUnfinishedJobForTheSameFileIsRefusedNamingTheOwner() throws {
         let store = try JobStore(path: directory.database("t.db"))
         try FileManager.default.createDirectory(atPath: directory.file("d"), withIntermediateDirectories: true)

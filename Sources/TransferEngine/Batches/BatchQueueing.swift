@@ -15,6 +15,9 @@ enum BatchQueueing {
     }
 
     static func queue(_ submission: BatchSubmission, defaultRetries: Int, in store: JobStore) throws -> Outcome {
+        // Each directory's spelling is resolved once for the whole manifest.
+        store.batchDirectories = [:]
+        defer { store.batchDirectories = nil }
         let (batch, created) = try resolveBatch(submission, in: store)
         let existingKeys = try store.keys(inBatch: batch.id)
         var seenKeys: [String: Int] = [:]

@@ -8,15 +8,28 @@ import Glibc
 /// what it points to.) Reads the file system: call it off the loop thread.
 enum DestinationPath {
     static func canonical(_ path: String) -> String {
+        var directories: [String: String]?
+        return canonical(path, directories: &directories)
+    }
+
+    /// The same, remembering in `directories` (unless nil) the canonical spelling of each
+    /// existing directory a file is in: the files of a batch share a few directories, which
+    /// realpath(3) would otherwise read link by link for every file.
+    static func canonical(_ path: String, directories: inout [String: String]?) -> String {
         var parents = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let name = parents.popLast() else { return "/" }
+        if let directory = directories?["/" + parents.joined(separator: "/")] {
+            return StatePaths.absolute(directory + "/" + name)
+        }
         var rest = [name]
         // The deepest existing ancestor, resolved by realpath(3); what is below it, by its spelling.
         while true {
             let ancestor = "/" + parents.joined(separator: "/")
             if let resolved = RawPath.withCString(ancestor, { realpath($0, nil) }) {
                 defer { free(resolved) }
-                return StatePaths.absolute(RawPath.string(cString: resolved) + "/" + rest.joined(separator: "/"))
+                let directory = RawPath.string(cString: resolved)
+                if rest.count == 1 { directories?[ancestor] = directory }
+                return StatePaths.absolute(directory + "/" + rest.joined(separator: "/"))
             }
             guard let last = parents.popLast() else { return StatePaths.absolute(path) }
             rest.insert(last, at: 0)

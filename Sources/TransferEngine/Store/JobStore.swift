@@ -10,6 +10,8 @@ public final class JobStore {
     /// no download may write inside it. Resolved once, not for every job queued.
     private lazy var stateDirectory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
     private lazy var stateRoot = DestinationPath.root(of: stateDirectory)
+    /// While a batch is queued: the canonical spelling of the directories its files are in.
+    var batchDirectories: [String: String]?
 
     public init(path: String) throws {
         self.path = path
@@ -71,7 +73,7 @@ public final class JobStore {
     /// The canonical form of `path`, which no unfinished job but `id` owns and which is not
     /// inside the state directory (the database's); throws a `DestinationRefusal` otherwise.
     func claimableDestination(_ path: String, for id: JobID?) throws -> String {
-        let canonical = DestinationPath.canonical(path)
+        let canonical = DestinationPath.canonical(path, directories: &batchDirectories)
         if DestinationPath.isInside(canonical, root: stateRoot) {
             throw DestinationRefusal.stateDirectory(path: path, directory: stateDirectory)
         }
