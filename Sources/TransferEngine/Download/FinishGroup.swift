@@ -6,8 +6,9 @@ import Synchronization
 
 /// Finishing downloads, many at once: the file-system analogue of the store's group commit.
 /// Files that finish while a group is being made durable form the next group, which is made
-/// durable together: writeback started for every file, then each fdatasynced (the first
-/// journal commit carries the others' metadata), the `finalizing` marks recorded in one
+/// durable together: writeback started for every file, then each fdatasynced, side by side on
+/// threads of its own (the device overlaps them; one after another, the syncs were half of
+/// the group's time), the `finalizing` marks recorded in one
 /// transaction, the renames, one fsync per directory, and only then is each answered. Each
 /// file keeps the order of durability of one finished alone: bytes synced, marked finalizing,
 /// renamed, directory entry synced — before its job is recorded completed.
@@ -25,6 +26,8 @@ final class FinishGroup: Sendable {
     }
 
     private let store: StoreQueue
+    /// Its own threads: a long sha256 on the scheduler's file threads must not hold a sync up.
+    private let threads = SyncPool()
     private let queue = DispatchQueue(label: "transferd.finish")
     private let pending = Mutex<[Finish]>([])
 
@@ -48,7 +51,7 @@ final class FinishGroup: Sendable {
             return group
         }
         for finish in group { finish.file.startWriteback() }
-        var results = group.map { finish in Result { () throws(TransferError) in try finish.file.sync() } }
+        var results = syncAll(group)
         markFinalizing(group, &results)
         var directories: [String] = []
         var seen = Set<String>()
@@ -61,6 +64,22 @@ final class FinishGroup: Sendable {
         }
         for directory in directories { PartialFile.syncDirectory(directory) }
         for (finish, result) in zip(group, results) { finish.done(result) }
+    }
+
+    /// fdatasyncs every file of the group, side by side, and waits for them all.
+    private func syncAll(_ group: [Finish]) -> [Result<Void, TransferError>] {
+        let results = Mutex([Result<Void, TransferError>](repeating: .success(()), count: group.count))
+        let done = DispatchGroup()
+        for (index, finish) in group.enumerated() {
+            done.enter()
+            threads.async {
+                let result = Result { () throws(TransferError) in try finish.file.sync() }
+                results.withLock { $0[index] = result }
+                done.leave()
+            }
+        }
+        done.wait()
+        return results.withLock { $0 }
     }
 
     /// Records every synced file of the group as `finalizing`, in one transaction: a crash after
