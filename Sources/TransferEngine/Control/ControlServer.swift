@@ -223,7 +223,7 @@ public final class ControlServer {
     }
 
     private func send(_ response: ControlResponse, on connection: Connection) {
-        guard var bytes = try? Array(JSONEncoder().encode(response)) else { return }
+        guard var bytes = try? JSONStreamEncoder().encode(response) else { return }
         bytes.append(UInt8(ascii: "\n"))
         connection.pipe.write(bytes)
     }

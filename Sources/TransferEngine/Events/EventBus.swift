@@ -15,7 +15,7 @@ final class EventBus {
     private(set) var recent: [TransferEvent] = []
     private var subscribers: [Int: ControlServer.Stream] = [:]
     private let logger: Logger
-    private let encoder = JSONEncoder()
+    private let encoder = JSONStreamEncoder()
 
     init(logger: Logger) { self.logger = logger }
 
@@ -37,7 +37,7 @@ final class EventBus {
         guard !subscribers.isEmpty else { return }
         var response = ControlResponse(event: event)
         response.ok = true
-        guard var line = try? Array(encoder.encode(response)) else { return }
+        guard var line = try? encoder.encode(response) else { return }
         line.append(UInt8(ascii: "\n"))
         for (connection, subscriber) in subscribers {
             let backlog = subscriber.queued()
