@@ -11,12 +11,12 @@ enum BatchSender {
         submission.token = String(UInt64.random(in: 1...UInt64.max), radix: 16)
         var start = 0
         var chunk = 1000
-        let encoder = JSONEncoder()
+        let encoder = JSONStreamEncoder()
         repeat {
             let end = min(entries.count, start + chunk)
             submission.entries = Array(entries[start..<end])
             submission.final = end == entries.count
-            let request = Array(try encoder.encode(ControlRequest(.submit, submission: submission)))
+            let request = try encoder.encode(ControlRequest(.submit, submission: submission))
             // Halve a chunk that would not fit in one request line.
             if chunk > 1, request.count > ControlRequest.maxLineBytes - 4096 {
                 chunk /= 2

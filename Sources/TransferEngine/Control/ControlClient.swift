@@ -79,7 +79,7 @@ public final class ControlClient {
 
     /// Sends one request and reads one response; `timeout` in seconds, nil waits forever.
     public func send(_ request: ControlRequest, timeout: Double? = nil) throws(Failure) -> ControlResponse {
-        guard let bytes = try? Array(JSONEncoder().encode(request)) else { throw .invalidResponse("cannot encode request") }
+        guard let bytes = try? JSONStreamEncoder().encode(request) else { throw .invalidResponse("cannot encode request") }
         return try send(encoded: bytes, timeout: timeout)
     }
 

@@ -12,27 +12,26 @@ enum DestinationPath {
         return canonical(path, directories: &directories)
     }
 
-    /// The same, remembering in `directories` (unless nil) the canonical spelling of each
-    /// existing directory a file is in: the files of a batch share a few directories, which
-    /// realpath(3) would otherwise read link by link for every file.
+    /// The same, remembering in `directories` (unless nil) the canonical spelling of the
+    /// directory each file is in, whether it exists yet or not: the files of a batch share a
+    /// few directories, which realpath(3) would otherwise read link by link for every file.
     static func canonical(_ path: String, directories: inout [String: String]?) -> String {
         var parents = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let name = parents.popLast() else { return "/" }
-        if let directory = directories?["/" + parents.joined(separator: "/")] {
-            return StatePaths.absolute(directory + "/" + name)
-        }
-        var rest = [name]
+        let parent = "/" + parents.joined(separator: "/")
+        if let directory = directories?[parent] { return StatePaths.absolute(directory + "/" + name) }
+        var below: [String] = []
         // The deepest existing ancestor, resolved by realpath(3); what is below it, by its spelling.
         while true {
             let ancestor = "/" + parents.joined(separator: "/")
             if let resolved = RawPath.withCString(ancestor, { realpath($0, nil) }) {
                 defer { free(resolved) }
-                let directory = RawPath.string(cString: resolved)
-                if rest.count == 1 { directories?[ancestor] = directory }
-                return StatePaths.absolute(directory + "/" + rest.joined(separator: "/"))
+                let directory = ([RawPath.string(cString: resolved)] + below).joined(separator: "/")
+                directories?[parent] = directory
+                return StatePaths.absolute(directory + "/" + name)
             }
             guard let last = parents.popLast() else { return StatePaths.absolute(path) }
-            rest.insert(last, at: 0)
+            below.insert(last, at: 0)
         }
     }
 

@@ -8,8 +8,10 @@
 /// — written or synthesized — does. Coding paths are not kept (building one per value cost
 /// as much as the rest); an error says what value failed, not where. Thread: a value; one
 /// call at a time.
-struct JSONStreamEncoder {
-    func encode(_ value: some Encodable) throws -> [UInt8] {
+public struct JSONStreamEncoder {
+    public init() {}
+
+    public func encode(_ value: some Encodable) throws -> [UInt8] {
         let stream = JSONStream()
         try stream.write(value)
         return stream.bytes
