@@ -4,12 +4,13 @@
 # --max-active 16 --max-per-host 16, until `wait --batch` returns), alternating, RUNS times,
 # each into a collection of its own. Prints files per second for both and the median ratio.
 # Every transferd job is recorded (and each file checked against its snapshot) before `wait`
-# returns; rclone keeps nothing. nginx has no PROPFIND, so rclone is told not to list or check
-# the destination (`--no-check-dest --no-traverse`), which only spares it work.
+# returns; rclone keeps nothing. rclone needs PROPFIND, which nginx answers with the dav-ext
+# module; it is told not to list or check the destination (`--no-check-dest --no-traverse`),
+# which only spares it work.
 #   usage: bench/backup.sh [FILES=2000] [SIZE_KIB=64] [RUNS=5]
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/scripts/deps.sh"
-install_packages rclone  # the peer this benchmark races
+install_packages rclone libnginx-mod-http-dav-ext  # the peer this benchmark races, and its PROPFIND
 FILES=${1:-2000}
 SIZE_KIB=${2:-64}
 RUNS=${3:-5}
@@ -21,7 +22,8 @@ for i in $(seq "$FILES"); do
     head -c $((SIZE_KIB * 1024)) /dev/urandom > "$dir/f$i"
 done
 chmod 777 "$BENCH_DIR/www/dav"  # nginx's workers write as nobody
-start_nginx 'location /dav/ { dav_methods PUT MKCOL; create_full_put_path off; client_max_body_size 0; }'
+start_nginx 'location /dav/ { dav_methods PUT MKCOL; dav_ext_methods PROPFIND OPTIONS; client_max_body_size 0; }' '' \
+    'load_module /usr/lib/nginx/modules/ngx_http_dav_ext_module.so;'
 start_transferd --max-active 16 --max-per-host 16
 machine
 echo "rclone: $(rclone version | head -1); files: $FILES x $SIZE_KIB KiB in 3 directories, $RUNS runs, alternating"

@@ -22,10 +22,12 @@ build_release() {
     (cd "$ROOT" && swift build -c release --product transferd >/dev/null && swift build -c release --product transferctl >/dev/null)
 }
 
-# start_nginx [SERVER_CONFIG] [HTTP_CONFIG]: lines for the server block, and for the http block.
+# start_nginx [SERVER_CONFIG] [HTTP_CONFIG] [MAIN_CONFIG]: lines for the server block, the http
+# block and the top level (load_module).
 start_nginx() {
-    local extra=${1:-} http_extra=${2:-}
+    local extra=${1:-} http_extra=${2:-} main_extra=${3:-}
     cat > "$BENCH_DIR/nginx.conf" <<CONF
+$main_extra
 daemon on;
 worker_processes 1;
 pid $BENCH_DIR/nginx.pid;

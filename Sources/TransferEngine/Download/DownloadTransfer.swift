@@ -142,9 +142,11 @@ final class DownloadTransfer: Transfer {
         do {
             try flush()
         } catch {
-            // The next body bytes end the attempt with the error.
+            // The attempt ends with the error: libcurl's next write (a paused transfer is woken
+            // for it) is refused.
             verdict = .failed(error)
             phase = .stopped
+            easy.unpause()
             return
         }
         onCheckpointDue(self)

@@ -88,7 +88,7 @@ extension Scheduler {
         }
         guard let expected = job.sha256?.lowercased() else { return finishGroup.finish(finish) }
         let group = finishGroup
-        fileThreads.async {
+        hashThreads.async {
             do throws(TransferError) {
                 let actual = try file.sha256(length: state.bytesDurable)
                 guard actual == expected else { throw TransferError.checksumMismatch(expected: expected, actual: actual) }

@@ -38,8 +38,10 @@ public final class Scheduler {
     let configuration: Configuration
     let store: StoreQueue
     let files = FileQueue()
-    /// Opening attempts' files and verifying finished downloads (sha256): many at once.
+    /// Opening attempts' files: many at once, those of one directory one after another.
     let fileThreads = SyncPool()
+    /// Verifying finished downloads (sha256), apart: a long hash holds no file's opening up.
+    let hashThreads = SyncPool()
     /// Making finished downloads durable and renamed, in groups.
     let finishGroup: FinishGroup
     /// Completion hooks: each blocks a thread while its command runs.

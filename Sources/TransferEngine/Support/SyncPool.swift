@@ -1,10 +1,10 @@
 import Dispatch
 import Synchronization
 
-/// Threads for blocking work that may run side by side (verifying finished downloads' sha256;
-/// completion hooks). fsyncs of different files overlap on the
-/// device — 64 small files take ~250 ms one after another here and ~8 ms 16 at a time — but
-/// the global dispatch queue runs only about one thread per core. Each of these serial
+/// Threads for blocking work that may run side by side (opening attempts' files, verifying
+/// finished downloads' sha256, a finishing group's fdatasyncs, completion hooks). fsyncs of
+/// different files overlap on the device — 64 small files take ~250 ms one after another here
+/// and ~8 ms 16 at a time — but the global dispatch queue runs only about one thread per core. Each of these serial
 /// queues gets a thread of its own when it has work. Thread: any.
 public final class SyncPool: Sendable {
     private let queues: [DispatchQueue]
