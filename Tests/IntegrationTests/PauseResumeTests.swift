@@ -167,6 +167,63 @@ final class PauseResumeTests: IntegrationTestCase {
         XCTAssertTrue(again.stderr.contains("cancelled"), "message names the state: \(again.summary)")
     }
 
+    /// A cancel that arrives while an attempt is being prepared (its store read, its file
+    /// opened, its `running` record) waits for the preparation: the cancel is recorded after the
+    /// attempt, so it sticks across a restart, and the partial file the preparation created is
+    /// removed. Another writer holding SQLite's lock keeps the preparation in its first step; a
+    /// job waiting on a server that never answers holds the one slot until it is paused.
+    func testACancelDuringAnAttemptsPreparationWaitsForItAndSticks() throws {
+        try restartDaemon(arguments: ["--max-active", "1", "--log-level", "debug"])
+        let silent = try ChildProcess(executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", """
+            import socket, sys, time
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+            print(s.getsockname()[1], flush=True); time.sleep(120)
+            """], stdoutURL: workDir.appendingPathComponent("silent.out"), stderrURL: workDir.appendingPathComponent("silent.err"))
+        defer { silent.stop() }
+        var port = ""
+        XCTAssertTrue(poll(timeout: 5) {
+            port = (try? String(contentsOf: workDir.appendingPathComponent("silent.out"), encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            return !port.isEmpty
+        }, "the silent server listens")
+        let holder = try cli.download("http://127.0.0.1:\(port)/never", to: destination("never.bin"))
+        try cli.awaitState(holder, "running", timeout: 5)
+        let name = "prepared.bin"
+        try makeSource(name, size: 64 * KiB)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+        XCTAssertEqual(try cli.awaitState(id, "queued", timeout: 5).state, "queued", "the one slot is taken")
+
+        let lock = try SQLiteWriteLock(database: daemon.stateDir.appendingPathComponent("transfers.db").path, runner: cli.runner)
+        defer { lock.release() }
+        let pause = try background(["pause", String(holder)])
+        XCTAssertTrue(poll(timeout: 5) { daemon.logTail(lines: 400).contains("job \(id): preparing attempt 1") },
+                      "the freed slot's job is being prepared")
+        let cancel = try background(["cancel", String(id)])
+        XCTAssertTrue(poll(timeout: 5) { daemon.logTail(lines: 400).contains("job \(id): stops once its attempt is prepared") },
+                      "the cancel waits for the preparation")
+        lock.release()
+        XCTAssertEqual(pause.waitForExit(timeout: 10), 0, "pause")
+        XCTAssertEqual(cancel.waitForExit(timeout: 10), 0, "cancel")
+
+        try cli.awaitState(id, "cancelled", timeout: 5)
+        let partial = Files.partialPath(for: dest)
+        XCTAssertTrue(poll(timeout: 5) { !Files.exists(partial) }, "the file the preparation created is removed")
+        try restartDaemon()
+        XCTAssertEqual(try cli.awaitState(id, "cancelled", timeout: 5).state, "cancelled",
+                       "the attempt's record came first: the cancel sticks")
+        XCTAssertEqual(try cli.awaitState(holder, "paused", timeout: 5).state, "paused")
+        XCTAssertFalse(Files.exists(partial))
+        XCTAssertFalse(Files.exists(dest))
+    }
+
+    /// `transferctl ARGS...` left running.
+    private func background(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(executable: cli.binaries.transferctl, arguments: ["--state-dir", cli.stateDir.path] + arguments,
+                         stdoutURL: workDir.appendingPathComponent("bg-\(arguments[0]).out"),
+                         stderrURL: workDir.appendingPathComponent("bg-\(arguments[0]).err"))
+    }
+
     /// A paused job still knows what it learned from the server: the size of the entity
     /// (`bytesTotal` is null only "when unknown") and the last HTTP status.
     func testPausedJobKeepsKnownTotalAndLastStatus() throws {

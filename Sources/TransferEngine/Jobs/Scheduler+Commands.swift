@@ -38,15 +38,19 @@ extension Scheduler {
     private func perform(_ command: JobCommand, onIDs ids: [JobID],
                          done: @escaping (Result<CommandOutcome, CommandRefusal>) -> Void) {
         let missing = ids.filter { core.jobs[$0] == nil }
-        read({ store in try missing.map { id in (id, try store.job(id)) } }) { [unowned self] result in
-            let loaded = (try? result.get()) ?? []
-            let found = Dictionary(loaded.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        let applyToAll = { [unowned self] (found: [JobID: Job?]) in
             let targets: [Result<Job, CommandRefusal>] = ids.map { id in
                 if let job = core.jobs[id]?.job { return .success(job) }
                 guard let job = found[id] ?? nil else { return .failure(.unknownJob(id)) }
                 return .success(job)
             }
             apply(command, to: targets) { done(.success($0)) }
+        }
+        // Jobs in memory need nothing from the store: the command goes to the core at once.
+        guard !missing.isEmpty else { return applyToAll([:]) }
+        read({ store in try missing.map { id in (id, try store.job(id)) } }) { result in
+            let loaded = (try? result.get()) ?? []
+            applyToAll(Dictionary(loaded.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first }))
         }
     }
 

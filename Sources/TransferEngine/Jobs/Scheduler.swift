@@ -228,6 +228,7 @@ public final class Scheduler {
         let id = job.id
         let at = record.at
         let (store, threads, inbox) = (store, fileThreads, inbox!)
+        logger.debug("job \(id): preparing attempt \(attempt)")
         preparing[id] = []
         let done: @Sendable (Result<AttemptPreparation, any Error>) -> Void = { result in
             inbox.post { scheduler in
@@ -378,7 +379,10 @@ public final class Scheduler {
     /// Takes a running transfer off the engine; `then` gets its report once its checkpoints are
     /// on disk (nil when it had no transfer yet).
     func stopTransfer(of id: JobID, then: @escaping (AttemptReport?) -> Void) {
-        if preparing[id] != nil { return preparing[id]!.append { then(nil) } }
+        if preparing[id] != nil {
+            logger.debug("job \(id): stops once its attempt is prepared")
+            return preparing[id]!.append { then(nil) }
+        }
         guard let transfer = engine[id]?.transfer else { return then(nil) }
         multi.remove(transfer.easy)
         transfersByEasy[ObjectIdentifier(transfer.easy)] = nil
