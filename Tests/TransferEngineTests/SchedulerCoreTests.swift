@@ -254,6 +254,7 @@ import Testing
         #expect(driver.startedIDs() == [1])
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed, kept: 10)))
         #expect(driver.state(1) == .running && driver.finalizes.count == 1, "still running while its file is synced")
+        #expect(driver.job(1)?.bytesDone == 10, "shown with every byte while it is synced")
         #expect(driver.startedIDs() == [1, 2], "its slot went to the next job")
         driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .completed, kept: 10, id: 2)))
         #expect(driver.startedIDs() == [1, 2], "two files being finished already: 2 x --max-active")

@@ -139,6 +139,8 @@ extension SchedulerCore {
     mutating func finalize(_ id: JobID, _ report: AttemptReport) {
         guard let record = jobs[id] else { return }
         jobs[id]?.phase = .finalizing(then: nil)
+        // Shown while it is synced: every byte has arrived (recorded once it is complete).
+        if let received = report.resume?.bytesDurable { jobs[id]?.job.bytesDone = received }
         admission.finishes(id, host: record.host)
         appendAction(.finalize(id, report))
     }
