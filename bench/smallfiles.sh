@@ -40,7 +40,6 @@ rate() {
     echo "$FILES / ($end - $start)" | bc -l
 }
 transferd_batch() {
-    sed "s|/out/td/|/out/td$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/small$run.jsonl"
     local batch; batch=$(ctl batch submit "$BENCH_DIR/small$run.jsonl" 2>/dev/null)
     ctl wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }
 }
@@ -50,6 +49,7 @@ printf '%-4s %10s %10s %12s %10s %10s\n' run curl aria2c transferd "td/curl" "td
 for run in $(seq "$RUNS"); do
     c=$(rate "$BENCH_DIR/out/curl$run" curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg")
     a=$(rate "$BENCH_DIR/out/aria$run" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none)
+    sed "s|/out/td/|/out/td$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/small$run.jsonl"  # not timed
     t=$(rate "$BENCH_DIR/out/td$run" transferd_batch)
     echo "$c" >> "$BENCH_DIR/c.txt"; echo "$a" >> "$BENCH_DIR/a.txt"; echo "$t" >> "$BENCH_DIR/td.txt"
     echo "$t / $c" | bc -l >> "$BENCH_DIR/r_curl.txt"; echo "$t / $a" | bc -l >> "$BENCH_DIR/r_aria.txt"

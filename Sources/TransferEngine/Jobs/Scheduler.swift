@@ -381,7 +381,8 @@ public final class Scheduler {
     func stopTransfer(of id: JobID, then: @escaping (AttemptReport?) -> Void) {
         if preparing[id] != nil {
             logger.debug("job \(id): stops once its attempt is prepared")
-            return preparing[id]!.append { then(nil) }
+            preparing[id]?.append { then(nil) }
+            return
         }
         guard let transfer = engine[id]?.transfer else { return then(nil) }
         multi.remove(transfer.easy)
