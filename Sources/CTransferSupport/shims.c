@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include "CTransferSupport.h"
 
@@ -94,6 +95,16 @@ int tds_rename_noreplace(const char *from, const char *to) {
 
 int tds_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+}
+
+int tds_syncfs(int fd) {
+    return syncfs(fd);
+}
+
+long long tds_file_system_type(int fd) {
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -1;
+    return (long long)info.f_type;
 }
 
 // Hooks: one shell command, its output, its exit.

@@ -46,3 +46,29 @@ import Testing
         #expect(FileManager.default.contents(atPath: directory.file("a/taken")) == Data("old".utf8))
     }
 }
+
+/// When a finishing group syncs a whole file system instead of each file.
+@Suite struct GroupSyncTests {
+    let ext4: Int64 = 0xEF53
+
+    @Test func manyFilesOnATrustedFileSystemWithLittleDirtySyncItWhole() {
+        #expect(GroupSync.syncsWholeFileSystem(type: ext4, files: 16, dirtyBytes: 1 << 20))
+        #expect(GroupSync.syncsWholeFileSystem(type: 0x5846_5342, files: GroupSync.minimumFiles, dirtyBytes: GroupSync.dirtyLimit))
+    }
+
+    @Test func fewFilesMuchDirtyAnUntrustedOrUnknownFileSystemSyncEachFile() {
+        #expect(!GroupSync.syncsWholeFileSystem(type: ext4, files: GroupSync.minimumFiles - 1, dirtyBytes: 0))
+        #expect(!GroupSync.syncsWholeFileSystem(type: ext4, files: 16, dirtyBytes: GroupSync.dirtyLimit + 1))
+        #expect(!GroupSync.syncsWholeFileSystem(type: ext4, files: 16, dirtyBytes: nil))
+        #expect(!GroupSync.syncsWholeFileSystem(type: 0x6573_5546, files: 16, dirtyBytes: 0), "FUSE")
+        #expect(!GroupSync.syncsWholeFileSystem(type: nil, files: 16, dirtyBytes: 0))
+    }
+
+    @Test func dirtyBytesAreDirtyPlusWritebackFromMeminfo() {
+        let text = "MemTotal:       24576000 kB\nDirty:              1234 kB\nWriteback:            16 kB\nWritebackTmp:          0 kB\n"
+        let bytes: Int64? = SystemMemory.dirtyBytes(meminfo: ArraySlice(text.utf8))
+        #expect(bytes == 1_280_000)
+        #expect(SystemMemory.dirtyBytes(meminfo: ArraySlice("Dirty: 5 kB\n".utf8)) == nil, "both lines or nothing")
+        #expect(SystemMemory.dirtyBytes() != nil, "this system's /proc/meminfo")
+    }
+}

@@ -49,6 +49,13 @@ int tds_rename_noreplace(const char *from, const char *to);
 /// afterwards still makes them, and the size, durable).
 int tds_start_writeback(int fd, long long offset, long long length);
 
+/// syncfs(2): writes back every dirty page and inode of the file system `fd` is on and flushes
+/// the device once; fails with a writeback error that file system saw since `fd` was opened.
+int tds_syncfs(int fd);
+
+/// The `f_type` fstatfs(2) tells for the file system `fd` is on (EXT4_SUPER_MAGIC, ...), or -1.
+long long tds_file_system_type(int fd);
+
 /// Runs `/bin/sh -c command` as the leader of its own process group, with stdin from /dev/null,
 /// stdout and stderr into one pipe, environment `envp` and default SIGPIPE, SIGXFSZ, SIGTERM,
 /// SIGINT and SIGCHLD dispositions and an empty signal mask. Blocks until the shell exits

@@ -12,6 +12,17 @@ enum FileSystem {
         tds_start_writeback(descriptor, offset, length)
     }
 
+    /// syncfs(2) of the file system `descriptor` is on.
+    static func syncFileSystem(_ descriptor: Int32) -> Int32 {
+        tds_syncfs(descriptor)
+    }
+
+    /// The type (`f_type`) of the file system `descriptor` is on, nil when fstatfs fails.
+    static func fileSystemType(_ descriptor: Int32) -> Int64? {
+        let type = tds_file_system_type(descriptor)
+        return type < 0 ? nil : Int64(type)
+    }
+
     /// The uid of the peer of a connected Unix socket, or nil.
     static func peerUID(_ socket: Int32) -> UInt32? {
         var uid: uid_t = 0

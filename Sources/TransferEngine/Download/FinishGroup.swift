@@ -6,12 +6,12 @@ import Synchronization
 
 /// Finishing downloads, many at once: the file-system analogue of the store's group commit.
 /// Files that finish while a group is being made durable form the next group, which is made
-/// durable together: writeback started for every file, then each fdatasynced, side by side on
-/// threads of its own (the device overlaps them; one after another, the syncs were half of
-/// the group's time), the `finalizing` marks recorded in one
-/// transaction, the renames, one fsync per directory, and only then is each answered. Each
-/// file keeps the order of durability of one finished alone: bytes synced, marked finalizing,
-/// renamed, directory entry synced — before its job is recorded completed.
+/// durable together: writeback started for every file, then one syncfs for the file system
+/// many of them share, or each fdatasynced side by side on threads of its own (`GroupSync`
+/// chooses), the `finalizing` marks recorded in one transaction, the renames, one fsync per
+/// directory, and only then is each answered. Each file keeps the order of durability of one
+/// finished alone: bytes synced, marked finalizing, renamed, directory entry synced — before
+/// its job is recorded completed.
 /// Thread: any; groups run one at a time on their own queue.
 final class FinishGroup: Sendable {
     struct Finish: Sendable {
@@ -62,15 +62,36 @@ final class FinishGroup: Sendable {
             let directory = PartialFile.directory(of: finish.destination)
             if results[index].isSuccess, seen.insert(directory).inserted { directories.append(directory) }
         }
-        for directory in directories { PartialFile.syncDirectory(directory) }
+        for directory in directories {
+            do throws(TransferError) {
+                try PartialFile.syncDirectory(directory)
+            } catch {
+                // Renamed, but the entry may not survive a crash: not completed.
+                for (index, finish) in group.enumerated() where PartialFile.directory(of: finish.destination) == directory {
+                    results[index] = .failure(error)
+                }
+            }
+        }
         for (finish, result) in zip(group, results) { finish.done(result) }
     }
 
-    /// fdatasyncs every file of the group, side by side, and waits for them all.
+    /// Makes every file of the group durable and waits for them all: one syncfs for each file
+    /// system `GroupSync` chooses, an fdatasync for each other file, side by side.
     private func syncAll(_ group: [Finish]) -> [Result<Void, TransferError>] {
+        var synced = Set<UInt64>()
+        let dirtyBytes = SystemMemory.dirtyBytes()
+        for (device, files) in Dictionary(grouping: group.indices, by: { group[$0].file.device }) {
+            let file = group[files[0]].file
+            guard GroupSync.syncsWholeFileSystem(type: file.fileSystemType, files: files.count, dirtyBytes: dirtyBytes) else {
+                continue
+            }
+            // A writeback error anywhere on the file system fails it: then each file's own
+            // fdatasync tells which of them it was.
+            if (try? file.syncFileSystem()) != nil { synced.insert(device) }
+        }
         let results = Mutex([Result<Void, TransferError>](repeating: .success(()), count: group.count))
         let done = DispatchGroup()
-        for (index, finish) in group.enumerated() {
+        for (index, finish) in group.enumerated() where !synced.contains(finish.file.device) {
             done.enter()
             threads.async {
                 let result = Result { () throws(TransferError) in try finish.file.sync() }
