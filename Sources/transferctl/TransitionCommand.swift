@@ -13,7 +13,9 @@ struct TransitionCommand: Subcommand {
         cancel  stops and forgets jobs; partial data is removed
         retry   queues failed jobs again
 
-        A job whose state does not allow the change is refused (exit 1).
+        Pausing a paused job, or resuming a queued or running one, changes nothing and
+        succeeds (exit 0) with a note. A job whose state does not allow the change is refused
+        (exit 1).
 
         examples:
           transferctl pause 3 4
@@ -38,12 +40,14 @@ struct TransitionCommand: Subcommand {
     }
 
     func run(_ context: Context) throws -> ExitStatus {
-        let jobs = try context.send(request).jobs ?? []
+        let response = try context.send(request)
+        let jobs = response.jobs ?? []
         if context.json {
-            context.printJSON(jobs)
+            context.printJSON(jobs + (response.unchanged ?? []))
         } else {
             let verb = ["pause": "paused", "resume": "resumed", "cancel": "cancelled", "retry": "queued again"][command.rawValue] ?? command.rawValue
             for job in jobs { context.print("job \(job.id) \(verb)") }
+            for job in response.unchanged ?? [] { context.print("job \(job.id) is already \(job.state.rawValue); nothing to do") }
         }
         return .success
     }

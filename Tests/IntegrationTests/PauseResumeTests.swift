@@ -244,6 +244,38 @@ final class PauseResumeTests: IntegrationTestCase {
         XCTAssertEqual(listed.bytesTotal, size, "list --json agrees with show: \(listed.jsonText)")
     }
 
+    /// Scripts repeat themselves: pausing a paused job and resuming a queued one succeed with a
+    /// note and change nothing; a command the state does not allow is still refused.
+    func testPausingAPausedJobAndResumingAQueuedOneSucceedWithANote() throws {
+        try makeSource("again.bin", size: 64 * KiB)
+        let id = try cli.download(nginx.url(.files, "again.bin"), to: destination("again.bin"), ["--paused"])
+        let before = try cli.job(id)
+
+        let pause = cli.run(["pause", String(id)])
+        XCTAssertEqual(pause.exitCode, 0, pause.summary)
+        XCTAssertEqual(pause.stdout, "job \(id) is already paused; nothing to do\n", pause.summary)
+        let after = try cli.job(id)
+        XCTAssertEqual(after.state, "paused")
+        XCTAssertEqual(after["updatedAt"] as? String, before["updatedAt"] as? String, "nothing recorded")
+
+        try makeSource("slow.bin", size: 3 * MiB)
+        let other = try cli.download(nginx.url(.slow, "slow.bin"), to: destination("slow.bin"), ["--paused"])
+        let json = try XCTUnwrap(try cli.json(["pause", String(id), String(other)]) as? [[String: Any]])
+        XCTAssertEqual(json.compactMap(\.id).sorted(), [id, other].sorted(), "--json lists the unchanged jobs too")
+        XCTAssertEqual(cli.run(["resume", String(other)]).exitCode, 0)
+        try awaitProgress(other, atLeast: 64 * KiB, total: 3 * MiB)
+        let resumeRunning = cli.run(["resume", String(other)])
+        XCTAssertEqual(resumeRunning.exitCode, 0, resumeRunning.summary)
+        XCTAssertEqual(resumeRunning.stdout, "job \(other) is already running; nothing to do\n", resumeRunning.summary)
+        XCTAssertEqual(cli.run(["cancel", String(other)]).exitCode, 0)
+
+        XCTAssertEqual(cli.run(["resume", String(id)]).exitCode, 0)
+        try cli.awaitState(id, "completed", timeout: 10)
+        let completed = cli.run(["resume", String(id)])
+        XCTAssertEqual(completed.exitCode, 1, "a completed job is not resumed: \(completed.summary)")
+        XCTAssertTrue(completed.stderr.contains("it is completed"), completed.summary)
+    }
+
     func testEntityChangedWhilePausedRestartsWithNewContent() throws {
         let name = "changing.bin"
         let oldSize = 4 * MiB

@@ -107,14 +107,30 @@ import Testing
     @Test func commandsAJobsStateDoesNotAllowAreRefusedWithTheirReason() {
         var driver = CoreDriver()
         driver.send(.adopted(makeJob(1)))
-        let resume = driver.command(.resume, 1)
+        let resume = driver.command(.resume, 2, loaded: makeJob(2, state: .completed))
         let unknown = driver.command(.pause, 9)
         var quarantined = makeJob(3, state: .failed)
         quarantined.error = JobError(code: InvalidJob.code, message: "max_retries is out of range")
         let retry = driver.command(.retry, 3, loaded: quarantined)
-        #expect(driver.acks[resume] == .failure(.notAllowed(.resume, JobID(rawValue: 1), .running)))
+        #expect(driver.acks[resume] == .failure(.notAllowed(.resume, JobID(rawValue: 2), .completed)))
         #expect(driver.acks[unknown] == .failure(.unknownJob(JobID(rawValue: 9))))
         #expect(driver.acks[retry] == .failure(.quarantined(JobID(rawValue: 3), reason: "max_retries is out of range")))
+    }
+
+    @Test func pausingAPausedJobOrResumingAQueuedOrRunningOneChangesNothing() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted(makeJob(2, state: .paused)))
+        let records = driver.records.count
+        let resumeRunning = driver.command(.resume, 1)
+        let pausePaused = driver.command(.pause, 2)
+        #expect(driver.acks[resumeRunning] == .failure(.unchanged(.resume, JobID(rawValue: 1), .running)))
+        #expect(driver.acks[pausePaused] == .failure(.unchanged(.pause, JobID(rawValue: 2), .paused)))
+        #expect(driver.records.count == records, "nothing recorded")
+        // A running job with a pause under way is not where a resume would leave it.
+        driver.command(.pause, 1)
+        let resumeStopping = driver.command(.resume, 1)
+        #expect(driver.acks[resumeStopping] == .failure(.notAllowed(.resume, JobID(rawValue: 1), .running)))
     }
 
     @Test func retryingAFailedDownloadClaimsItsDestinationFirst() {

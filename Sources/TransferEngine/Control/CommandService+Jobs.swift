@@ -75,7 +75,8 @@ extension CommandService {
     // MARK: pause, resume, cancel, retry
 
     /// Applies the command to the named jobs, a batch's or all: the reply lists the jobs it
-    /// changed, or every refusal (the first one's code, all their messages).
+    /// changed and those already where it would move them, or every refusal (the first one's
+    /// code, all their messages).
     func act(_ command: JobCommand, _ request: ControlRequest, reply: @escaping Reply) {
         guard let selection = Self.selection(request) else {
             return reply(.failure(ControlError(.badRequest, "\(command.rawValue) needs job ids or --all")))
@@ -87,7 +88,9 @@ extension CommandService {
                     let message = outcome.refusals.map(\.message).joined(separator: "; ")
                     reply(.failure(ControlError(ControlError(first).code, message)))
                 } else {
-                    reply(ControlResponse(jobs: outcome.changed))
+                    var response = ControlResponse(jobs: outcome.changed)
+                    response.unchanged = outcome.unchanged.isEmpty ? nil : outcome.unchanged
+                    reply(response)
                 }
             case .failure(let refusal):
                 reply(.failure(ControlError(refusal)))

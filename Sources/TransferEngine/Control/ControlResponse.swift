@@ -7,6 +7,9 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var error: ControlError?
     /// `list`, and the jobs a command acted on or waited for.
     public var jobs: [Job]?
+    /// `pause`, `resume`: the jobs already in the state asked for (a paused job paused, a queued
+    /// or running one resumed), left as they were.
+    public var unchanged: [Job]?
     /// `add`, `show`.
     public var job: Job?
     /// `show`: every attempt of the job.
@@ -115,7 +118,7 @@ extension ControlError {
         switch refusal {
         case .unknownJob: .unknownJob
         case .unknownBatch: .unknownBatch
-        case .notAllowed, .notLimitable, .quarantined, .noResumeData: .illegalTransition
+        case .notAllowed, .notLimitable, .quarantined, .noResumeData, .unchanged: .illegalTransition
         case .notRecorded, .notClaimed, .store: .internal
         case .destination(let refusal): code(for: JobRefusal.destination(refusal))
         case .refused(let refusal): code(for: refusal)

@@ -21,6 +21,9 @@ enum CommandRefusal: Error, Equatable, Sendable {
     case refused(JobRefusal)
     /// The store failed to read or record; the caller names what it was doing.
     case store(String)
+    /// Not a failure: the job already is where the command would move it
+    /// (`JobCommand.isSatisfied`); the command's answer lists it as unchanged.
+    case unchanged(JobCommand, JobID, JobState)
 
     /// One line a user can act on (for `store`, the store's own words: the caller adds what
     /// it was doing).
@@ -38,6 +41,7 @@ enum CommandRefusal: Error, Equatable, Sendable {
         case .noResumeData(let id, let state): "job \(id) has no resume data: it is \(state.rawValue)"
         case .refused(let refusal): refusal.message
         case .store(let error): error
+        case .unchanged(_, let id, let state): "job \(id) is already \(state.rawValue)"
         }
     }
 }

@@ -17,6 +17,17 @@ enum JobCommand: String, Sendable, CaseIterable {
         return state.canTransition(to: target) ? target : nil
     }
 
+    /// Whether a job in `state` already is where the command would move it: pausing a paused
+    /// job, resuming a queued or running one. Such a command succeeds and changes nothing, so a
+    /// script may repeat itself.
+    func isSatisfied(by state: JobState) -> Bool {
+        switch self {
+        case .pause: state == .paused
+        case .resume: state == .queued || state == .running
+        case .cancel, .retry: false
+        }
+    }
+
     /// Whether `--all` (or `--batch`) applies the command to `job`.
     func appliesInBulk(to job: Job) -> Bool {
         let state = job.state

@@ -64,10 +64,12 @@ extension Scheduler {
             remaining -= 1
             guard remaining == 0 else { return }
             var outcome = CommandOutcome(changed: [], refusals: [])
-            for case let result? in results {
+            for (index, result) in results.enumerated() {
                 switch result {
-                case .success(let job): outcome.changed.append(job)
-                case .failure(let refusal): outcome.refusals.append(refusal)
+                case .success(let job)?: outcome.changed.append(job)
+                case .failure(.unchanged)?: if case .success(let job) = targets[index] { outcome.unchanged.append(job) }
+                case .failure(let refusal)?: outcome.refusals.append(refusal)
+                case nil: break
                 }
             }
             done(outcome)

@@ -7,6 +7,9 @@ extension SchedulerCore {
         if command == .retry, job.isQuarantined, let error = job.error {
             return refuse(ack, .quarantined(id, reason: error.message))
         }
+        if command.isSatisfied(by: job.state), jobs[id].map({ $0.phase == .idle || $0.phase == .attempt }) ?? true {
+            return refuse(ack, .unchanged(command, id, job.state))
+        }
         guard let target = command.target(from: job.state) else {
             return refuse(ack, .notAllowed(command, id, job.state))
         }
