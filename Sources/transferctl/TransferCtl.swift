@@ -55,7 +55,11 @@ enum TransferCtl {
         } catch let error as CommandFailure {
             return fail(error.message, error.status)
         } catch let error as ControlClient.Failure {
-            if case .cannotConnect = error { return fail(error.message, .unreachable) }
+            if case .cannotConnect(let path, let reason) = error {
+                let paths = global.paths
+                return fail("cannot reach transferd at \(path): \(reason) (state directory \(paths.directory); "
+                    + "start a daemon there with: \(paths.daemonCommand))", .unreachable)
+            }
             return fail(error.message, .failure)
         } catch {
             return fail("\(error)", .failure)

@@ -126,6 +126,21 @@ final class DaemonLifecycleTests: IntegrationTestCase {
             assertOneLineMessage(result.stderr, result.command)
         }
 
+        // The message names the state directory it tried and the command that starts a daemon
+        // there; that command, run as printed, makes the CLI's next try work.
+        let message = neverStarted.run(["stats"]).stderr
+        let stateDir = workDir.appendingPathComponent("no-daemon").path
+        XCTAssertTrue(message.contains("state directory \(stateDir)"), message)
+        let marker = "start a daemon there with: "
+        let command = try XCTUnwrap(message.range(of: marker).map { String(message[$0.upperBound...].dropLast(2)) }, message)
+        XCTAssertEqual(command, "transferd --state-dir \(stateDir)", message)
+        let started = try ChildProcess(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "exec " + command],
+                                       stdoutURL: workDir.appendingPathComponent("printed-daemon.log"),
+                                       stderrURL: workDir.appendingPathComponent("printed-daemon.log"),
+                                       environment: ["PATH": binaries.transferd.deletingLastPathComponent().path + ":/usr/bin:/bin"])
+        defer { started.stop() }
+        XCTAssertTrue(poll(timeout: 10) { neverStarted.run(["stats"]).exitCode == 0 }, "the printed command starts a daemon the CLI reaches")
+
         XCTAssertTrue(daemon.terminate(timeout: 5))
         let afterStop = cli.run(["stats"])
         XCTAssertEqual(afterStop.exitCode, 3, "after SIGTERM: \(afterStop.summary)")

@@ -20,6 +20,14 @@ public struct StatePaths: Equatable, Sendable {
         self.socket = Self.absolute(socket.nonEmpty ?? environment("TRANSFERD_SOCKET").nonEmpty ?? (self.directory + "/transferd.sock"))
     }
 
+    /// The command that starts a daemon these paths reach, shell-quoted: `transferd
+    /// --state-dir DIR`, with `--socket PATH` when the socket is not the directory's own.
+    public var daemonCommand: String {
+        var words = ["transferd", "--state-dir", directory]
+        if socket != directory + "/transferd.sock" { words += ["--socket", socket] }
+        return words.map(CurlCommand.quote).joined(separator: " ")
+    }
+
     public static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
