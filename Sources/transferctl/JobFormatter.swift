@@ -16,10 +16,23 @@ enum JobFormatter {
     static func table(_ jobs: [Job]) -> [String] {
         guard !jobs.isEmpty else { return ["no jobs"] }
         let rows = jobs.map { job in
-            [job.id.description, job.state.rawValue, progress(job), job.path ?? job.url]
+            [job.id.description, job.state.rawValue, progress(job), what(job)]
         }
-        let header = ["ID", "STATE", "PROGRESS", "DESTINATION"]
+        let header = ["ID", "STATE", "PROGRESS", "TRANSFER"]
         return TextTable.render(header, rows)
+    }
+
+    /// What a job moves, with a download's destination and an upload's source named as such:
+    /// `download to PATH`, `upload of PATH to URL`, `upload of a form (N files) to URL`.
+    static func what(_ job: Job) -> String {
+        switch job.kind {
+        case .download:
+            return "download to \(job.path ?? "?")"
+        case .upload:
+            if let raw = job.upload?.raw { return "upload of \(raw.path) to \(job.url)" }
+            let files = job.upload?.sources.count ?? 0
+            return "upload of a form (\(files) file\(files == 1 ? "" : "s")) to \(job.url)"
+        }
     }
 
     static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> [String] {

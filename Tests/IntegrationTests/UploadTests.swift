@@ -176,6 +176,11 @@ final class UploadTests: UploadTestCase {
         XCTAssertEqual(jsonInt(postRecord["contentLength"]), size, "\(postRecord)")
         XCTAssertEqual(postRecord["sha256"] as? String, sha, "\(postRecord)")
         XCTAssertEqual(try cli.job(posted).method, "POST")
+
+        // `list` names the file as what is sent, not as a destination.
+        let list = cli.run(["list"])
+        XCTAssertTrue(list.stdout.contains("upload of \(file.path) to \(receiver.rawURL("put.bin"))"), list.summary)
+        XCTAssertFalse(list.stdout.contains("DESTINATION"), list.summary)
     }
 
     func testServerErrorFailsWithHTTPStatusAndKeepsTheResponse() throws {
