@@ -4,29 +4,57 @@ import TransferEngine
 /// `transferctl events [--follow]`: what the daemon did, one line an event.
 struct EventsCommand: Subcommand {
     static let help = """
-        usage: transferctl events [--follow] [--json]
+        usage: transferctl events [--follow] [--job ID]... [--batch B] [--type T[,T...]]... [--json]
 
         Prints the daemon's most recent events (job created, state changes with their reason,
-        attempts started and finished with their timings, retries scheduled, limits changed);
-        with --follow, keeps printing new ones, progress included, until interrupted.
-        --json prints one JSON object a line, each with "type", "time" and, for a job, "job".
+        attempts started and finished with their timings, retries scheduled, limits changed,
+        hooks, batches); with --follow, keeps printing new ones until interrupted.
+        --json prints one JSON object a line, each with "type", "time" and, for a job, "job"
+        (and "batch" when the job is in one).
+
+        options:
+          -f, --follow     keep printing new events
+          --job ID         only this job's events (repeatable)
+          --batch B        only batch B's events and its jobs'
+          --type T         only events of type T (repeatable, or comma-separated): job_created,
+                           state, attempt_started, attempt_finished, progress, retry_scheduled,
+                           limit_changed, batch_created, batch_ended, hook. Progress events
+                           (several a second per running job) come only when asked for.
 
         examples:
           transferctl events --follow
-          transferctl events --follow --json | grep '"state"'
+          transferctl events --follow --batch 2 --type state,batch_ended
+          transferctl events --follow --job 7 --type progress --json
         """
 
-    var follow: Bool
+    var request: ControlRequest
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> EventsCommand {
         let follow = arguments.flag("-f", "--follow")
+        let jobs = try arguments.options("--job").map { text throws(UsageError) in
+            guard let id = JobID(text) else { throw UsageError("--job needs a job id, got '\(text)'") }
+            return id
+        }
+        let batch = try arguments.batch()
+        var types: [TransferEvent.Kind] = []
+        for text in try arguments.options("--type").flatMap({ $0.split(separator: ",").map(String.init) }) {
+            guard let type = TransferEvent.Kind(rawValue: text) else {
+                let known = TransferEvent.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw UsageError("unknown event type '\(text)': use \(known)")
+            }
+            types.append(type)
+        }
         _ = try arguments.positionals().first.map { throw UsageError("events takes no argument '\($0)'") }
-        return EventsCommand(follow: follow)
+        var request = ControlRequest(.events, ids: jobs.isEmpty ? nil : jobs, batch: batch, follow: follow ? true : nil)
+        request.types = types.isEmpty ? TransferEvent.Kind.allCases.filter { $0 != .progress } : types
+        return EventsCommand(request: request)
     }
+
+    var follow: Bool { request.follow == true }
 
     func run(_ context: Context) throws -> ExitStatus {
         let client = try ControlClient(socketPath: context.global.paths.socket)
-        let first = try client.send(ControlRequest(.events, follow: follow ? true : nil))
+        let first = try client.send(request)
         for event in first.events ?? [] { print(event, context) }
         guard follow else { return .success }
         while true {

@@ -39,9 +39,57 @@ final class EventTests: IntegrationTestCase {
         let path = states.map { "\($0["from"] as? String ?? "?")>\($0["state"] as? String ?? "?")" }
         XCTAssertEqual(path, ["queued>running", "running>paused", "paused>queued", "queued>running", "running>completed"])
         let kinds = Set(events.compactMap { $0["type"] as? String })
-        XCTAssertTrue(kinds.isSuperset(of: ["job_created", "attempt_started", "attempt_finished", "progress"]), "\(kinds)")
+        XCTAssertTrue(kinds.isSuperset(of: ["job_created", "attempt_started", "attempt_finished"]), "\(kinds)")
+        XCTAssertFalse(kinds.contains("progress"), "progress events only when asked for: \(kinds)")
         let finished = events.filter { $0["type"] as? String == "attempt_finished" }
         XCTAssertNotNil(finished.last?["metrics"], "attempt_finished carries the timings: \(finished)")
+    }
+
+    /// `--job`, `--batch` and `--type` choose what a follower gets, filtered by the daemon.
+    func testFollowFiltersByJobBatchAndType() throws {
+        let batch = try XCTUnwrap(Int(cli.run(["batch", "create", "filtered"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try makeSource("inbatch.bin", size: 2 * MiB)
+        try makeSource("alone.bin", size: 64 * KiB)
+        let inBatch = try cli.download(nginx.url(.slow, "inbatch.bin"), to: destination("inbatch.bin"),
+                                       ["--paused", "--batch", String(batch)])
+        let alone = try cli.download(nginx.url(.files, "alone.bin"), to: destination("alone.bin"), ["--paused"])
+        func follow(_ name: String, _ arguments: [String]) throws -> (ChildProcess, URL) {
+            let output = workDir.appendingPathComponent("\(name).jsonl")
+            let follower = try ChildProcess(executable: binaries.transferctl,
+                                            arguments: ["--state-dir", daemon.stateDir.path, "events", "--follow", "--json"] + arguments,
+                                            stdoutURL: output, stderrURL: workDir.appendingPathComponent("\(name).err"))
+            return (follower, output)
+        }
+        let (jobFollower, jobEvents) = try follow("job", ["--job", String(inBatch), "--type", "job_created,state", "--type", "progress"])
+        defer { jobFollower.stop() }
+        let (batchFollower, batchEvents) = try follow("batch", ["--batch", String(batch)])
+        defer { batchFollower.stop() }
+        // Subscribed once the recent events (the job's creation) have reached each follower.
+        for output in [jobEvents, batchEvents] {
+            XCTAssertTrue(poll(timeout: 5) {
+                Self.events(in: output).contains { $0["type"] as? String == "job_created" && jsonInt($0["job"]) == inBatch }
+            }, "the follower got the recent events: \(Self.events(in: output))")
+        }
+        XCTAssertEqual(cli.run(["resume", String(inBatch), String(alone)]).exitCode, 0)
+        try waitCompleted(alone)
+        try waitCompleted(inBatch)
+        XCTAssertTrue(poll(timeout: 5) {
+            Self.events(in: batchEvents).contains { $0["type"] as? String == "batch_ended" }
+        }, "the batch's end reached its follower: \(Self.events(in: batchEvents))")
+
+        let byJob = Self.events(in: jobEvents)
+        XCTAssertEqual(Set(byJob.compactMap { jsonInt($0["job"]) }), [inBatch], "only the job asked for")
+        XCTAssertEqual(Set(byJob.compactMap { $0["type"] as? String }), ["job_created", "state", "progress"],
+                       "only the types asked for, progress included when named")
+        let byBatch = Self.events(in: batchEvents)
+        XCTAssertTrue(byBatch.allSatisfy { jsonInt($0["batch"]) == batch }, "every event carries the batch: \(byBatch)")
+        XCTAssertFalse(byBatch.contains { jsonInt($0["job"]) == alone }, "not the other job's")
+        XCTAssertFalse(byBatch.contains { $0["type"] as? String == "progress" }, "no progress unless asked for")
+        XCTAssertTrue(byBatch.contains { $0["type"] as? String == "state" && $0["state"] as? String == "completed" }, "\(byBatch)")
+
+        let unknown = cli.run(["events", "--type", "progres"])
+        XCTAssertEqual(unknown.exitCode, 2, unknown.summary)
+        XCTAssertTrue(unknown.stderr.contains("unknown event type 'progres'"), unknown.summary)
     }
 
     func testASubscriberThatStopsReadingDoesNotSlowTransfers() throws {

@@ -147,3 +147,19 @@ import Testing
         #expect(HostProbe(jobURL: "not a url") == nil)
     }
 }
+
+@Suite struct EventFilterTests {
+    @Test func jobsBatchAndTypesEachNarrowAndNilMeansAny() {
+        var event = TransferEvent(.state, job: JobID(rawValue: 3))
+        event.batch = 7
+        #expect(EventFilter.all.matches(event))
+        #expect(EventFilter(jobs: [JobID(rawValue: 3)]).matches(event))
+        #expect(!EventFilter(jobs: [JobID(rawValue: 4)]).matches(event))
+        #expect(EventFilter(batch: 7).matches(event))
+        #expect(!EventFilter(batch: 8).matches(event))
+        #expect(EventFilter(types: [.state, .progress]).matches(event))
+        #expect(!EventFilter(types: [.progress]).matches(event))
+        #expect(!EventFilter(jobs: [JobID(rawValue: 3)]).matches(TransferEvent(.limitChanged)), "a job filter drops events about no job")
+        #expect(!EventFilter(batch: 7, types: [.progress]).matches(event), "every condition must hold")
+    }
+}

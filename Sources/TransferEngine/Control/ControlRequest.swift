@@ -36,6 +36,9 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var schedule: String?
     /// `events`: keep the connection open and send each new event as a line.
     public var follow: Bool?
+    /// `events`: only events of these types (with `ids`: of these jobs; with `batch`: of that
+    /// batch and its jobs). Absent: every type.
+    public var types: [TransferEvent.Kind]?
 
     /// Refuses more than `maxIDs` ids and keeps the first of each repeated id, in order: the
     /// size of the work a request asks for is the number of distinct jobs it names.

@@ -13,7 +13,7 @@ final class EventBus {
     static let dropBacklog = 4 << 20
 
     private(set) var recent: [TransferEvent] = []
-    private var subscribers: [Int: ControlServer.Stream] = [:]
+    private var subscribers: [Int: (stream: ControlServer.Stream, filter: EventFilter)] = [:]
     private let logger: Logger
     private let encoder = JSONStreamEncoder()
 
@@ -21,12 +21,21 @@ final class EventBus {
 
     var hasSubscribers: Bool { !subscribers.isEmpty }
 
-    func subscribe(_ connection: Int, _ stream: ControlServer.Stream) {
-        subscribers[connection] = stream
+    func subscribe(_ connection: Int, _ stream: ControlServer.Stream, _ filter: EventFilter = .all) {
+        subscribers[connection] = (stream, filter)
     }
 
     func unsubscribe(_ connection: Int) {
         subscribers[connection] = nil
+    }
+
+    /// The event as the line a subscriber reads.
+    private static func line(_ event: TransferEvent, _ encoder: JSONStreamEncoder) -> [UInt8]? {
+        var response = ControlResponse(event: event)
+        response.ok = true
+        guard var line = try? encoder.encode(response) else { return nil }
+        line.append(UInt8(ascii: "\n"))
+        return line
     }
 
     func publish(_ event: TransferEvent) {
@@ -35,18 +44,16 @@ final class EventBus {
             if recent.count > Self.recentLimit { recent.removeFirst(recent.count - Self.recentLimit) }
         }
         guard !subscribers.isEmpty else { return }
-        var response = ControlResponse(event: event)
-        response.ok = true
-        guard var line = try? encoder.encode(response) else { return }
-        line.append(UInt8(ascii: "\n"))
-        for (connection, subscriber) in subscribers {
-            let backlog = subscriber.queued()
+        var line: [UInt8]?  // encoded once, for the first subscriber that wants it
+        for (connection, subscriber) in subscribers where subscriber.filter.matches(event) {
+            let backlog = subscriber.stream.queued()
             if backlog > Self.dropBacklog {
                 logger.warn("dropped an events subscriber that stopped reading (\(backlog) bytes behind)")
                 subscribers[connection] = nil
-                subscriber.close()
+                subscriber.stream.close()
             } else if event.type != .progress || backlog < Self.progressBacklog {
-                subscriber.write(line)
+                if line == nil { line = Self.line(event, encoder) }
+                if let line { subscriber.stream.write(line) }
             }
         }
     }

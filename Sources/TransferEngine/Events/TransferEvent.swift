@@ -2,7 +2,7 @@
 /// event has `type` and `time`, and `job` when it concerns one. Thread: a value; any.
 public struct TransferEvent: Codable, Equatable, Sendable {
     /// The stored and printed words: never rename them.
-    public enum Kind: String, Codable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
         case jobCreated = "job_created"
         case state
         case attemptStarted = "attempt_started"
@@ -40,7 +40,8 @@ public struct TransferEvent: Codable, Equatable, Sendable {
     /// `limit_changed`: the global limits now in force, or a job's new limit (`job` set).
     public var limits: DaemonStats.Rates?
     public var limit: Int64?
-    /// `batch_created`, `batch_ended`, `hook`: the batch concerned, and the state it ended in.
+    /// `batch_created`, `batch_ended`, `hook`: the batch concerned, and the state it ended in;
+    /// on an event about a job, the job's batch.
     public var batch: Int64?
     public var batchState: BatchState?
 
@@ -48,5 +49,11 @@ public struct TransferEvent: Codable, Equatable, Sendable {
         self.type = type
         self.job = job
         self.time = time
+    }
+
+    /// An event about `job`, carrying its batch.
+    init(_ type: Kind, of job: Job, time: Timestamp = .now) {
+        self.init(type, job: job.id, time: time)
+        batch = job.batch
     }
 }

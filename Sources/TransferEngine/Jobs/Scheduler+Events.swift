@@ -13,7 +13,7 @@ extension Scheduler {
             let live = engineJob.live(job)
             let previous = lastProgress[id] ?? live.bytesDone
             seen[id] = live.bytesDone
-            var event = TransferEvent(.progress, job: id)
+            var event = TransferEvent(.progress, of: job)
             event.bytesDone = live.bytesDone
             event.bytesTotal = live.bytesTotal
             event.rate = max(0, live.bytesDone.saturatingSubtract(previous)).saturatingMultiply(1000)

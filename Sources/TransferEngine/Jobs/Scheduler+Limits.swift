@@ -50,6 +50,7 @@ extension Scheduler {
             case .success(let job):
                 logger.info("job \(id): limit \(Rate.describe(limit))")
                 var event = TransferEvent(.limitChanged, job: id)
+                event.batch = job?.batch
                 event.limit = limit
                 events.publish(event)
                 done(.success(job.map(current)))

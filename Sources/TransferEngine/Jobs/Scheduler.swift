@@ -337,7 +337,7 @@ public final class Scheduler {
         transfersByEasy[ObjectIdentifier(transfer.easy)] = id
         guard announced, let job = core.jobs[id]?.job else { return }
         let live = engineJob.live(job)
-        var event = TransferEvent(.attemptStarted, job: id)
+        var event = TransferEvent(.attemptStarted, of: job)
         event.attempt = attempt
         event.bytesDone = live.bytesDone
         event.bytesTotal = live.bytesTotal

@@ -58,7 +58,7 @@ extension SchedulerCore {
         log(.info, "job \(id): attempt \(report.attempt) failed: \(error.message); now \(next.state.rawValue)"
             + (refusal.map { " (not retried: \($0.message))" } ?? ""))
         if next.state == .waiting {
-            var event = TransferEvent(.retryScheduled, job: id)
+            var event = TransferEvent(.retryScheduled, of: record.job)
             event.attempt = report.attempt + 1
             event.nextAttemptAt = next.nextAttemptAt
             event.reason = next.reason
@@ -198,6 +198,7 @@ extension SchedulerCore {
     /// Publishes the end of an attempt with what it measured.
     private mutating func publishAttemptFinished(_ id: JobID, _ report: AttemptReport, error: TransferError?) {
         var event = TransferEvent(.attemptFinished, job: id)
+        event.batch = jobs[id]?.job.batch
         event.attempt = report.attempt
         event.httpStatus = report.status
         event.error = error?.record

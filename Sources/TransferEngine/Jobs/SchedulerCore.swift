@@ -121,7 +121,7 @@ struct SchedulerCore {
         record.job.apply(change, now: now)
         record.phase = .idle
         track(record, from: old)
-        var event = TransferEvent(.state, job: id)
+        var event = TransferEvent(.state, of: record.job)
         event.from = old
         event.state = change.state
         event.reason = change.reason
@@ -178,7 +178,7 @@ struct SchedulerCore {
         let record = JobRecord(job: job, now: now)
         jobs[job.id] = record
         track(record, from: nil)
-        var event = TransferEvent(.jobCreated, job: job.id)
+        var event = TransferEvent(.jobCreated, of: job)
         event.state = job.state
         event.bytesDone = job.bytesDone
         event.bytesTotal = job.bytesTotal
