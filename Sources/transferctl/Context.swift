@@ -33,18 +33,19 @@ struct Context {
         return .success
     }
 
-    /// Prints a value as pretty JSON on stdout (strings exact: the encoder escapes controls).
+    /// Prints a value as indented JSON on stdout, keys in the order the documents list them
+    /// (strings exact: the encoder escapes controls).
     func printJSON<Value: Encodable>(_ value: Value) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return }
-        FileHandle.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
+        guard var bytes = try? JSONStreamEncoder(pretty: true).encode(value) else { return }
+        bytes.append(UInt8(ascii: "\n"))
+        FileHandle.standardOutput.write(bytes)
     }
 
     /// Prints a value as JSON on one line (`events --json`).
     func printJSONLine<Value: Encodable>(_ value: Value) {
-        guard let data = try? JSONEncoder().encode(value) else { return }
-        FileHandle.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
+        guard var bytes = try? JSONStreamEncoder().encode(value) else { return }
+        bytes.append(UInt8(ascii: "\n"))
+        FileHandle.standardOutput.write(bytes)
     }
 
     /// One line of human output. Every human line goes through here (or `note`), so that what

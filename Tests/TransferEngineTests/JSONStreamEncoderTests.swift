@@ -53,6 +53,30 @@ import Testing
         #expect(try JSONStreamEncoder().encode([2.0, 0.5, -1e-7]) == Array("[2,0.5,-1e-07]".utf8))
     }
 
+    @Test func prettyOutputIsIndentedInKeyOrderAndReadsTheSame() throws {
+        struct Inner: Encodable { var b = [1, 2]; var a: [Int] = []; var c: [String: Int]? = nil }  // nil: left out
+        struct Outer: Encodable { var z = "last first"; var inner = Inner(); var empty = [String: Int]() }
+        let text = String(decoding: try JSONStreamEncoder(pretty: true).encode(Outer()), as: UTF8.self)
+        #expect(text == """
+            {
+              "z": "last first",
+              "inner": {
+                "b": [
+                  1,
+                  2
+                ],
+                "a": []
+              },
+              "empty": {}
+            }
+            """)
+        let response = ControlResponse(jobs: [richJob(), makeJob(1)])
+        let pretty = try JSONSerialization.jsonObject(with: Data(try JSONStreamEncoder(pretty: true).encode(response))) as? NSObject
+        #expect(pretty == (try parsedBoth(response)).foundation)
+        let job = String(decoding: try JSONStreamEncoder(pretty: true).encode(makeJob(1)), as: UTF8.self)
+        #expect(job.hasPrefix("{\n  \"id\": 1,\n  \"kind\": \"download\","), "a job's keys in the documented order: \(job)")
+    }
+
     @Test func numbersThatJSONCannotHoldAreRefused() {
         #expect(throws: EncodingError.self) { try JSONStreamEncoder().encode([Double.nan]) }
         #expect(throws: EncodingError.self) { try JSONStreamEncoder().encode(["x": Double.infinity]) }

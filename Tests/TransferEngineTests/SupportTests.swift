@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TransferEngine
 
@@ -161,5 +162,35 @@ import Testing
         #expect(!EventFilter(types: [.progress]).matches(event))
         #expect(!EventFilter(jobs: [JobID(rawValue: 3)]).matches(TransferEvent(.limitChanged)), "a job filter drops events about no job")
         #expect(!EventFilter(batch: 7, types: [.progress]).matches(event), "every condition must hold")
+    }
+}
+
+@Suite struct FileTimeTests {
+    @Test func writesUTCToTheNanosecondAndReadsItBack() {
+        #expect(FileTime.iso8601(nanoseconds: 1_700_000_000_123_456_789) == "2023-11-14T22:13:20.123456789Z")
+        #expect(FileTime.iso8601(nanoseconds: 0) == "1970-01-01T00:00:00.000000000Z")
+        #expect(FileTime.iso8601(nanoseconds: -1) == "1969-12-31T23:59:59.999999999Z")
+        #expect(FileTime.iso8601(nanoseconds: 951_782_400_000_000_007) == "2000-02-29T00:00:00.000000007Z")
+        var generator = SplitMix64(seed: 18)
+        for value in [Int64.min, Int64.max, 1, -86_400_000_000_000] + (0..<2000).map({ _ in Int64(bitPattern: generator.next()) }) {
+            #expect(FileTime.nanoseconds(iso8601: FileTime.iso8601(nanoseconds: value)) == value, "\(value)")
+        }
+    }
+
+    @Test func readsFewerDigitsAndRefusesWhatIsNotATime() {
+        #expect(FileTime.nanoseconds(iso8601: "2023-11-14T22:13:20Z") == 1_700_000_000_000_000_000)
+        #expect(FileTime.nanoseconds(iso8601: "2023-11-14T22:13:20.5Z") == 1_700_000_000_500_000_000)
+        for bad in ["", "2023-11-14 22:13:20Z", "2023-02-29T00:00:00Z", "2023-11-14T24:00:00Z", "2023-11-14T22:13:20.Z",
+                    "2023-11-14T22:13:20.1234567890Z", "2023-11-14T22:13:20+01:00", "9999-12-31T23:59:59Z", "2023-1a-14T22:13:20Z"] {
+            #expect(FileTime.nanoseconds(iso8601: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func aSourceFileReadsTheNumberOlderRowsHoldAndWritesTheTime() throws {
+        let old = try JSONDecoder().decode(SourceFile.self, from: Data(#"{"path":"/a","size":3,"modified":1700000000123456789}"#.utf8))
+        #expect(old == SourceFile(path: "/a", size: 3, modified: 1_700_000_000_123_456_789))
+        let written = String(decoding: try JSONEncoder().encode(old), as: UTF8.self)
+        #expect(written.contains(#""modified":"2023-11-14T22:13:20.123456789Z""#), "\(written)")
+        #expect(try JSONDecoder().decode(SourceFile.self, from: Data(written.utf8)) == old)
     }
 }

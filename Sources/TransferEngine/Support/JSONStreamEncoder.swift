@@ -6,13 +6,18 @@
 /// The one rule it relies on: a container is filled before its parent goes on (a nested
 /// container is finished before the next key of the one it is in), which every `encode(to:)`
 /// — written or synthesized — does. Coding paths are not kept (building one per value cost
-/// as much as the rest); an error says what value failed, not where. Thread: a value; one
-/// call at a time.
+/// as much as the rest); an error says what value failed, not where. `pretty` writes each
+/// element on its own line, indented by two spaces a level, keys as `"key": value` (what
+/// people and `jq` print). Thread: a value; one call at a time.
 public struct JSONStreamEncoder {
-    public init() {}
+    public var pretty: Bool
+
+    public init(pretty: Bool = false) {
+        self.pretty = pretty
+    }
 
     public func encode(_ value: some Encodable) throws -> [UInt8] {
-        let stream = JSONStream()
+        let stream = JSONStream(pretty: pretty)
         try stream.write(value)
         return stream.bytes
     }
@@ -25,8 +30,10 @@ final class JSONStream {
     @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
     /// Each open container's closing byte and how many elements it has.
     @exclusivity(unchecked) private var open: [(closer: UInt8, count: Int)] = []
+    private let pretty: Bool
 
-    init() {
+    init(pretty: Bool = false) {
+        self.pretty = pretty
         bytes.reserveCapacity(4096)
     }
 
@@ -41,7 +48,11 @@ final class JSONStream {
 
     /// Closes the containers deeper than `depth`.
     func close(downTo depth: Int) {
-        while open.count > depth { bytes.append(open.removeLast().closer) }
+        while open.count > depth {
+            let container = open.removeLast()
+            if pretty, container.count > 0 { newline(indent: open.count) }
+            bytes.append(container.closer)
+        }
     }
 
     /// Starts the next element of the container at `depth`: closes what a previous element
@@ -50,11 +61,18 @@ final class JSONStream {
         close(downTo: depth)
         if open[depth - 1].count > 0 { bytes.append(UInt8(ascii: ",")) }
         open[depth - 1].count += 1
+        if pretty { newline(indent: depth) }
+    }
+
+    private func newline(indent level: Int) {
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 
     func key(_ key: some CodingKey) {
         string(key.stringValue)
         bytes.append(UInt8(ascii: ":"))
+        if pretty { bytes.append(UInt8(ascii: " ")) }
     }
 
     func null() { bytes.append(contentsOf: "null".utf8) }

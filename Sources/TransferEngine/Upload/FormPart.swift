@@ -18,7 +18,7 @@ extension FormPart: Codable {
         let name = try container.decode(String.self, forKey: .name)
         if let path = try container.decodeIfPresent(String.self, forKey: .file) {
             let source = SourceFile(path: path, size: try container.decode(Int64.self, forKey: .size),
-                                    modified: try container.decodeIfPresent(Int64.self, forKey: .modified) ?? 0)
+                                    modified: try SourceFile.decodeModified(container, .modified))
             self = .file(name: name, source: source,
                          filename: try container.decode(String.self, forKey: .filename),
                          contentType: try container.decode(String.self, forKey: .contentType))
@@ -40,7 +40,7 @@ extension FormPart: Codable {
             try container.encode(filename, forKey: .filename)
             try container.encode(contentType, forKey: .contentType)
             try container.encode(source.size, forKey: .size)
-            try container.encode(source.modified, forKey: .modified)
+            try container.encode(FileTime.iso8601(nanoseconds: source.modified), forKey: .modified)
         }
     }
 }

@@ -30,6 +30,33 @@ public struct SourceFile: Codable, Equatable, Sendable {
         return .success(SourceFile(path: path, size: Int64(info.st_size), modified: modifiedNanoseconds(info)))
     }
 
+    private enum CodingKeys: String, CodingKey { case path, size, modified }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        path = try container.decode(String.self, forKey: .path)
+        size = try container.decode(Int64.self, forKey: .size)
+        modified = try Self.decodeModified(container, .modified)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(size, forKey: .size)
+        try container.encode(FileTime.iso8601(nanoseconds: modified), forKey: .modified)
+    }
+
+    /// A modification time as written (ISO 8601 to the nanosecond) or as rows and clients
+    /// before that wrote it (nanoseconds since the epoch); absent: 0.
+    static func decodeModified<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> Int64 {
+        if let nanoseconds = try? container.decodeIfPresent(Int64.self, forKey: key) { return nanoseconds }
+        guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return 0 }
+        guard let nanoseconds = FileTime.nanoseconds(iso8601: text) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an ISO 8601 time: \(text)")
+        }
+        return nanoseconds
+    }
+
     /// Saturates: an mtime past the year 2262 (anyone can `touch -d 3000-01-01`) must not trap.
     static func modifiedNanoseconds(_ info: stat) -> Int64 {
         Int64(info.st_mtim.tv_sec).saturatingMultiply(1_000_000_000).saturatingAdd(Int64(info.st_mtim.tv_nsec))
