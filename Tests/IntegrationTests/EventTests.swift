@@ -92,6 +92,31 @@ final class EventTests: IntegrationTestCase {
         XCTAssertTrue(unknown.stderr.contains("unknown event type 'progres'"), unknown.summary)
     }
 
+    /// While it runs, a job's JSON carries its rate and the seconds left; once it has ended,
+    /// when it started (with `finishedAt`: how long it took), and no rate.
+    func testAJobShowsItsRateAndETAWhileRunningAndWhenItStarted() throws {
+        let size = 3 * MiB
+        try makeSource("timed.bin", size: size)
+        let id = try cli.download(nginx.url(.slow, "timed.bin"), to: destination("timed.bin"))
+        var running = try cli.job(id)
+        XCTAssertTrue(try poll(timeout: 10) {
+            running = try cli.job(id)
+            return jsonInt(running["rate"]) != nil && jsonInt(running["etaSeconds"]) != nil
+        }, "rate and ETA while running: \(running.jsonText)")
+        let rate = try XCTUnwrap(jsonInt(running["rate"]))
+        XCTAssertTrue((256 * KiB...4 * MiB).contains(rate), "about the server's 1 MiB/s: \(running.jsonText)")
+        let eta = try XCTUnwrap(jsonInt(running["etaSeconds"]))
+        let left = size - (running.bytesDone ?? 0)
+        XCTAssertEqual(Double(eta), Double(left) / Double(rate), accuracy: 1.5, running.jsonText)
+        XCTAssertNotNil(running["startedAt"] as? String, running.jsonText)
+        try waitCompleted(id)
+        let done = try cli.job(id)
+        XCTAssertTrue(done["rate"] is NSNull && done["etaSeconds"] is NSNull, "no rate once ended: \(done.jsonText)")
+        let started = try XCTUnwrap((done["startedAt"] as? String).flatMap(ISO8601DateFormatter.withFractions.date), done.jsonText)
+        let finished = try XCTUnwrap((done["finishedAt"] as? String).flatMap(ISO8601DateFormatter.withFractions.date), done.jsonText)
+        XCTAssertEqual(finished.timeIntervalSince(started), 3, accuracy: 1.5, "3 MiB at 1 MiB/s: \(done.jsonText)")
+    }
+
     func testASubscriberThatStopsReadingDoesNotSlowTransfers() throws {
         // Subscribe on a raw connection and never read from it again.
         let stalled = try UnixSocketConnection(path: daemon.socketPath, timeout: 5)
@@ -137,5 +162,14 @@ final class EventTests: IntegrationTestCase {
         return text.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
+    }
+}
+
+extension ISO8601DateFormatter {
+    /// Reads the times the daemon writes (`2026-11-30T21:03:11.123Z`).
+    static var withFractions: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
     }
 }

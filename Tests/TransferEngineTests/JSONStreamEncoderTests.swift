@@ -77,6 +77,24 @@ import Testing
         #expect(job.hasPrefix("{\n  \"id\": 1,\n  \"kind\": \"download\","), "a job's keys in the documented order: \(job)")
     }
 
+    @Test func aSecondKeyedContainerOfOneEncoderAddsToTheSameObject() throws {
+        struct Wrapper: Encodable {
+            var job: Job
+            enum Extra: String, CodingKey { case log, more }
+            func encode(to encoder: Encoder) throws {
+                try job.encode(to: encoder)
+                var extra = encoder.container(keyedBy: Extra.self)
+                try extra.encode(["a", "b"], forKey: .log)
+                try extra.encode(1, forKey: .more)
+            }
+        }
+        let value = [Wrapper(job: richJob()), Wrapper(job: makeJob(2))]
+        let (stream, foundation) = try parsedBoth(value)
+        #expect(stream == foundation)
+        let pretty = try JSONSerialization.jsonObject(with: Data(try JSONStreamEncoder(pretty: true).encode(value))) as? NSObject
+        #expect(pretty == foundation)
+    }
+
     @Test func numbersThatJSONCannotHoldAreRefused() {
         #expect(throws: EncodingError.self) { try JSONStreamEncoder().encode([Double.nan]) }
         #expect(throws: EncodingError.self) { try JSONStreamEncoder().encode(["x": Double.infinity]) }

@@ -9,21 +9,31 @@ final class EngineJob {
     var resume: ResumeState?
     /// Bytes per second over the last tick (batch totals add them up).
     private(set) var rate: Int64 = 0
+    /// The same, smoothed (each second weighs a fifth): what a job's `rate` and ETA show.
+    private(set) var smoothedRate: Double?
     private var bytesAtLastTick: Int64?
 
     /// Once a second.
     func measureRate() {
         guard let bytes = transfer?.progress.done else { return }
         rate = max(0, bytes - (bytesAtLastTick ?? bytes))
+        if bytesAtLastTick != nil { smoothedRate = smoothedRate.map { $0 * 0.8 + Double(rate) * 0.2 } ?? Double(rate) }
         bytesAtLastTick = bytes
     }
 
-    /// `job` as clients should see it: with the live bytes and status of the running transfer.
+    /// `job` as clients should see it: with the live bytes, status, rate and ETA of the
+    /// running transfer.
     func live(_ job: Job) -> Job {
         var live = job
         if let progress = transfer?.progress {
             live.bytesDone = progress.done
             live.bytesTotal = progress.total ?? job.bytesTotal
+            if let smoothedRate {
+                live.rate = Int64(saturating: smoothedRate.rounded())
+                if let total = live.bytesTotal, smoothedRate >= 1 {
+                    live.etaSeconds = Int64(saturating: (Double(max(0, total - progress.done)) / smoothedRate).rounded(.up))
+                }
+            }
         }
         if let status = transfer?.status { live.httpStatus = status }
         return live

@@ -4,7 +4,7 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
+             createdAt, updatedAt, finishedAt, startedAt, rate, etaSeconds, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
              retryUnsafe, maxFilesize, waitReason
     }
 
@@ -33,6 +33,9 @@ extension Job: Codable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(finishedAt, forKey: .finishedAt)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encode(rate, forKey: .rate)
+        try container.encode(etaSeconds, forKey: .etaSeconds)
         try container.encode(method, forKey: .method)
         let shown = Redaction.upload(upload)
         try container.encode(shown?.form, forKey: .form)
@@ -71,6 +74,9 @@ extension Job: Codable {
         createdAt = try container.decode(Timestamp.self, forKey: .createdAt)
         updatedAt = try container.decode(Timestamp.self, forKey: .updatedAt)
         finishedAt = try container.decodeIfPresent(Timestamp.self, forKey: .finishedAt)
+        startedAt = try container.decodeIfPresent(Timestamp.self, forKey: .startedAt)
+        rate = try container.decodeIfPresent(Int64.self, forKey: .rate)
+        etaSeconds = try container.decodeIfPresent(Int64.self, forKey: .etaSeconds)
         method = try container.decodeIfPresent(String.self, forKey: .method)
         upload = try container.decodeIfPresent(UploadSpec.self, forKey: .upload)
         tls = try container.decodeIfPresent(TLSOptions.self, forKey: .tls) ?? TLSOptions()

@@ -9,6 +9,7 @@ extension Job {
         waitReason = change.waitReason
         if let bytes = change.bytesDone { bytesDone = bytes }
         finishedAt = change.state.hasEnded ? now : nil
+        if change.state == .running, startedAt == nil { startedAt = now }
         updatedAt = now
     }
 }

@@ -23,6 +23,12 @@ public struct Job: Equatable, Sendable {
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
     public var finishedAt: Timestamp?
+    /// When its first attempt began (nil until one has).
+    public var startedAt: Timestamp?
+    /// While it transfers: bytes per second, smoothed over the last seconds, and the seconds
+    /// left at that rate (nil when the size is unknown). Not stored: the engine's measure.
+    public var rate: Int64?
+    public var etaSeconds: Int64?
     /// Uploads: the request method and what the body is made of.
     public var method: String?
     public var upload: UploadSpec?

@@ -52,6 +52,7 @@ struct JobRow {
         job.idempotencyKey = row.optionalText()
         job.retryUnsafe = row.bool()
         job.waitReason = row.optionalText().map { check.word($0, "wait_reason", default: WaitReason.backoff) }
+        job.startedAt = check.number(&row, "started_at", NumericLimits.time).map(Timestamp.init(rawValue:))
         if (state == .waiting) != (job.waitReason != nil) {
             check.note("wait_reason", "a \(state.rawValue) job with wait_reason \(job.waitReason?.rawValue ?? "NULL")")
         }

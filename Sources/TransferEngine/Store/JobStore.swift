@@ -32,7 +32,7 @@ public final class JobStore {
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
-        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason
+        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason, started_at
         """
 
     /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
@@ -182,8 +182,8 @@ public final class JobStore {
         try connection.transaction {
             try connection.run("""
                 UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
-                       updated_at = ? WHERE id = ?
-                """, number, now.rawValue, id.rawValue)
+                       started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?
+                """, number, now.rawValue, now.rawValue, id.rawValue)
             try connection.run("""
                 INSERT OR REPLACE INTO attempts (job_id, number, started_at, range_start, started_over)
                 VALUES (?, ?, ?, ?, ?)

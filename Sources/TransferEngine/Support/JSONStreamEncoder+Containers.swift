@@ -3,11 +3,24 @@
 
 struct StreamEncoder: Encoder {
     let stream: JSONStream
+    /// The depth of the container this encoder's value is in: its own is the next one.
+    let base: Int
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    init(stream: JSONStream) {
+        self.stream = stream
+        base = stream.depth
+    }
+
+    /// A second keyed container of the same encoder goes on filling the object the first one
+    /// opened (as with `JSONEncoder`: a wrapper's `encode(to:)` can add keys to a value's).
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(KeyedStream<Key>(stream: stream, depth: stream.openContainer(UInt8(ascii: "{"), UInt8(ascii: "}"))))
+        if stream.isObject(at: base + 1) {
+            stream.close(downTo: base + 1)
+            return KeyedEncodingContainer(KeyedStream<Key>(stream: stream, depth: base + 1))
+        }
+        return KeyedEncodingContainer(KeyedStream<Key>(stream: stream, depth: stream.openContainer(UInt8(ascii: "{"), UInt8(ascii: "}"))))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

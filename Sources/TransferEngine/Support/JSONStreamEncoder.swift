@@ -39,6 +39,11 @@ final class JSONStream {
 
     var depth: Int { open.count }
 
+    /// Whether the container open at `depth` (1: the outermost) is an object.
+    func isObject(at depth: Int) -> Bool {
+        depth <= open.count && open[depth - 1].closer == UInt8(ascii: "}")
+    }
+
     /// Opens a container (`{` or `[`); returns its depth, by which its elements are written.
     func openContainer(_ opener: UInt8, _ closer: UInt8) -> Int {
         bytes.append(opener)
