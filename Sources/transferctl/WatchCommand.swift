@@ -9,11 +9,14 @@ struct WatchCommand: Subcommand {
         usage: transferctl watch [ID | --batch B]
 
         Shows live progress: a line per job (name, bar, percent, bytes, rate, ETA, state)
-        and a totals line, redrawn in place and fitted to the terminal's width. It follows
-        the daemon's event stream (no polling). With an ID, it exits when that job ends; with
-        --batch B, when the batch's last job ends (jobs added to it meanwhile are shown too).
-        Ctrl-C exits at any time. When stdout is not a terminal it prints plain lines, at most one a
-        second.
+        and a totals line, redrawn in place and fitted to the terminal: as it narrows the bar
+        goes first, then the bytes; rows that do not fit the screen are summed up in one line.
+        A finished job shows its average rate and how long it took. Without arguments it shows
+        the unfinished jobs and those that ended in the last 5 minutes. It follows the daemon's
+        event stream (no polling). With an ID, it exits when that job ends; with --batch B,
+        when the batch has ended (at once if it already has, or has no jobs; jobs added to it
+        meanwhile are shown too). Ctrl-C exits at any time. When stdout is not a terminal it
+        prints plain lines, at most once a second, never cut to a width.
 
         examples:
           transferctl watch
@@ -23,6 +26,8 @@ struct WatchCommand: Subcommand {
 
     var id: JobID?
     var batch: Int64?
+    /// Without an id or a batch: jobs that ended longer ago are not shown.
+    static let recentlyEnded: Int64 = 5 * 60 * 1000
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> WatchCommand {
         let batch = try arguments.batch()
@@ -36,8 +41,15 @@ struct WatchCommand: Subcommand {
         let client = try ControlClient(socketPath: context.global.paths.socket)
         _ = try client.send(ControlRequest(.events, follow: true))
         var board = ProgressBoard(interactive: isatty(1) != 0)
-        for job in try context.send(ControlRequest(.list, batch: batch)).jobs ?? [] where watches(job.id, batch: job.batch) {
+        let listed = ControlRequest(.list, batch: batch, limit: batch == nil ? nil : NumericLimits.pageSize.range.upperBound)
+        let now = Timestamp.now
+        for job in (try context.send(listed).jobs ?? []).sorted(by: { $0.id < $1.id }) where watches(job, now: now) {
             board.update(job)
+        }
+        // A batch that has ended (or has no jobs) has nothing more to show.
+        if let batch, let shown = try context.send(ControlRequest(.batchShow, batch: batch)).batches?.first,
+           shown.state.hasEnded {
+            return board.finish()
         }
         if let id, !board.knows(id) {
             // Not among the newest jobs `list` returns: ask for it (an unknown id fails here).
@@ -70,10 +82,10 @@ struct WatchCommand: Subcommand {
         }
     }
 
-    private func watches(_ job: JobID, batch jobBatch: Int64?) -> Bool {
-        if let id { return job == id }
-        if let batch { return jobBatch == batch }
-        return true
+    private func watches(_ job: Job, now: Timestamp) -> Bool {
+        if let id { return job.id == id }
+        if let batch { return job.batch == batch }
+        return !job.state.hasEnded || (job.finishedAt.map { now.rawValue - $0.rawValue < Self.recentlyEnded } ?? false)
     }
 }
 

@@ -152,7 +152,7 @@ final class EventTests: IntegrationTestCase {
         let last = lines.suffix(2)
         XCTAssertTrue(last.first?.contains("watched.bin") == true && last.first?.contains("100.0%") == true
                       && last.first?.contains("completed") == true, watched.stdout)
-        XCTAssertTrue(last.last?.hasPrefix("total: 1 jobs, 0 running, 1 ended") == true, watched.stdout)
+        XCTAssertTrue(last.last?.hasPrefix("total: 1 job, 0 running, 1 ended") == true, watched.stdout)
         XCTAssertFalse(watched.stdout.contains("\u{1B}["), "no terminal codes when stdout is not a terminal")
         XCTAssertEqual(try cli.job(id).state, "completed")
     }
