@@ -58,6 +58,28 @@ import Testing
         #expect(!everyDirectory.matches("a.jpg", isDirectory: false))
     }
 
+    /// rsync's two special cases around `**`.
+    @Test func aLeadingTwoStarSlashAlsoMatchesAtTheRootAndATrailingThreeStarsTheDirectory() throws {
+        for pattern in ["**/cache", "/**/cache"] {
+            let rule = try exclude(pattern)
+            #expect(rule.matches("cache", isDirectory: true), "\(pattern)")
+            #expect(rule.matches("a/cache", isDirectory: false), "\(pattern)")
+            #expect(rule.matches("a/b/cache", isDirectory: true), "\(pattern)")
+            #expect(!rule.matches("mycache", isDirectory: true), "\(pattern)")
+        }
+        let inside = try exclude("cache/**")
+        #expect(!inside.matches("cache", isDirectory: true), "without the third star: only what is inside")
+        #expect(inside.matches("cache/x", isDirectory: false))
+        let all = try exclude("cache/***")
+        #expect(all.matches("cache", isDirectory: true))
+        #expect(all.matches("a/cache", isDirectory: true))
+        #expect(all.matches("cache/x/y", isDirectory: false))
+        #expect(!all.matches("cache", isDirectory: false), "a file called cache is not the directory")
+        let anchored = try exclude("/cache/***")
+        #expect(anchored.matches("cache", isDirectory: true))
+        #expect(!anchored.matches("a/cache", isDirectory: true))
+    }
+
     @Test func theFirstMatchingRuleWins() throws {
         let jpgOnly = FilterRules([try include("*.jpg"), try exclude("*")])
         #expect(jpgOnly.firstMatch("a.jpg", isDirectory: false)?.action == .include)

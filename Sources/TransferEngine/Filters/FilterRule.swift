@@ -4,7 +4,9 @@
 /// - a leading `/` anchors it at the directory's root: `/cache` is `cache` at the top only;
 /// - otherwise it matches at the end of the path, from the start of any component: `*.tmp`
 ///   and `b/x.tmp` both match `a/b/x.tmp`, `x/x.tmp` does not;
-/// - a trailing `/` makes it match directories only: `cache/` is not a file called `cache`.
+/// - a trailing `/` makes it match directories only: `cache/` is not a file called `cache`;
+/// - as in rsync, a leading `**/` also matches at the root (`**/cache` matches `cache`), and a
+///   trailing `/***` also matches the directory itself (`cache/***` is `cache/` and `cache/**`).
 ///
 /// Pure value. Thread: any.
 public struct FilterRule: Equatable, Sendable, CustomStringConvertible {
@@ -22,6 +24,10 @@ public struct FilterRule: Equatable, Sendable, CustomStringConvertible {
     /// A trailing `/`: matches directories only.
     public let directoryOnly: Bool
     let glob: Glob
+    /// A leading `**/`: the rest of the pattern, matched at the root too.
+    private let atRoot: Glob?
+    /// A trailing `/***`: the pattern before it, which matches the directory itself.
+    private let directoryItself: Glob?
 
     /// Compiles `pattern`; an empty one, or one the glob syntax refuses, is refused naming `origin`.
     public init(_ action: Action, _ pattern: String, origin: String) throws(GlobSyntaxError) {
@@ -38,6 +44,10 @@ public struct FilterRule: Equatable, Sendable, CustomStringConvertible {
         }
         do {
             glob = try Glob(String(body))
+            let leadingStars = body.prefix { $0 == "*" }
+            let rest = body.dropFirst(leadingStars.count)
+            atRoot = leadingStars.count >= 2 && rest.hasPrefix("/") && rest.count > 1 ? try Glob(String(rest.dropFirst())) : nil
+            directoryItself = body.hasSuffix("/***") && body.count > 4 ? try Glob(String(body.dropLast(4))) : nil
         } catch {
             throw GlobSyntaxError("\(origin) '\(pattern)': \(error.reason)")
         }
@@ -46,7 +56,10 @@ public struct FilterRule: Equatable, Sendable, CustomStringConvertible {
     /// Whether the rule applies to `relativePath` (no leading or trailing `/`), a directory or not.
     public func matches(_ relativePath: String, isDirectory: Bool) -> Bool {
         guard isDirectory || !directoryOnly else { return false }
-        return glob.matches(relativePath, anchored: anchored)
+        if glob.matches(relativePath, anchored: anchored) { return true }
+        if let atRoot, atRoot.matches(relativePath) { return true }
+        if isDirectory, let directoryItself, directoryItself.matches(relativePath, anchored: anchored) { return true }
+        return false
     }
 
     /// The rule as it was given, pattern single-quoted as for a shell: `--exclude '*.tmp'`.
