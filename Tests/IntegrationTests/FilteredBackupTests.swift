@@ -241,6 +241,22 @@ final class FilteredBackupTests: IntegrationTestCase {
         ])
     }
 
+    /// A pattern given as bytes that are not UTF-8 matches a name with those bytes, and only it.
+    func testAPatternThatIsNotUTF8MatchesThoseBytes() throws {
+        let dir: [UInt8] = Array("dir".utf8) + [0xFF]
+        let latin1 = dir + Array("/caf".utf8) + [0xE9] + Array(".txt".utf8)
+        let utf8 = dir + Array("/café.txt".utf8)
+        for name in [latin1, utf8] { try RawFiles.write(Files.randomData(count: 700), to: RawFiles.path(tree, name)) }
+        let pattern: [UInt8] = Array("caf".utf8) + [0xE9] + Array("*".utf8)
+        let words = ["--json", "backup", tree.path, "--to", nginx.davURL("backup"), "--exclude"].map { Array($0.utf8) }
+        let result = cli.run(rawArguments: words + [pattern])
+        XCTAssertEqual(result.exitCode, 0, result.summary)
+        let batch = try XCTUnwrap(jsonInt((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["batch"]),
+                                  result.summary)
+        XCTAssertEqual(cli.wait(batch: batch, timeout: 30).exitCode, 0)
+        XCTAssertEqual(nginx.davPutRawPaths(), ["backup/dir%FF/caf%C3%A9.txt"], "only the UTF-8 name was sent")
+    }
+
     func testBadRulesAreUsageErrors() throws {
         try write(["a.txt"])
         for (options, message) in [(["--exclude", "[abc"], "--exclude '[abc': '[' starts a character class that has no ']'"),
