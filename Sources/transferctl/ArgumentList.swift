@@ -49,6 +49,27 @@ struct ArgumentList {
         return values
     }
 
+    /// Every value of several repeatable options (`--NAME VALUE` or `--NAME=VALUE`), with the
+    /// option each came with, in the order they were given on the line.
+    mutating func interleavedOptions(_ names: String...) throws(UsageError) -> [(option: String, value: String)] {
+        var values: [(option: String, value: String)] = []
+        var index = 0
+        while index < remaining.count {
+            let argument = remaining[index]
+            if names.contains(argument) {
+                guard index + 1 < remaining.count else { throw UsageError("\(argument) needs a value") }
+                values.append((argument, remaining[index + 1]))
+                remaining.removeSubrange(index...index + 1)
+            } else if let equals = argument.firstIndex(of: "="), names.contains(String(argument[..<equals])) {
+                values.append((String(argument[..<equals]), String(argument[argument.index(after: equals)...])))
+                remaining.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return values
+    }
+
     /// The positional arguments left once every option has been taken.
     mutating func positionals() throws(UsageError) -> [String] {
         if let option = remaining.first(where: { $0.hasPrefix("-") && $0 != "-" }) {

@@ -22,14 +22,35 @@ struct BackupCommand: Subcommand {
           -F, --form 'NAME=VALUE' an extra form field with POST (repeatable)
           --checksum              compare contents (sha256), not size and time
           --follow-symlinks       upload the files symlinks point to (default: skip symlinks)
+          --exclude GLOB          leave out what GLOB matches (repeatable; see filters)
+          --include GLOB          keep what GLOB matches, whatever a later rule says (repeatable)
+          --exclude-from FILE     --exclude each line of FILE (blank lines and lines
+                                  starting with # are not rules)
+          --dry-run               print what would be sent or skipped and why, one line a
+                                  file (--json: {"path", "action", "reason"} a line), and
+                                  queue nothing
           --name NAME             the batch's name (default: backup DIR)
           --on-complete CMD, --on-fail CMD
                                   run CMD when the batch has ended (see transferctl batch --help)
           -H, --header, --limit-rate, --priority, --retry, --cacert, ...
                                   as for upload, applied to every file
 
+        filters (rsync's rules): each file and directory, by its path relative to DIR, is
+        tested against the --include/--exclude/--exclude-from rules in the order given, and
+        the first that matches decides; what no rule matches is backed up. '*' matches within
+        a name, '**' across '/', '?' one character, '[a-z]' '[!a-z]' one of (or not of) a
+        class, '\\' escapes. A pattern starting with '/' is anchored at DIR; any other matches
+        the end of the path ('*.tmp' and 'b/x.tmp' both match 'a/b/x.tmp'). A trailing '/'
+        matches directories only. An excluded directory is not read at all. Directories are
+        tested too, so --include '*.jpg' --exclude '*' leaves out every subdirectory: put
+        --include '*/' first to walk them all.
+
         examples:
           transferctl backup ~/photos --to https://dav.example.com/backup/photos
+          transferctl backup ~/photos --to https://dav.example.com/backup/photos \\
+              --exclude '*.tmp' --exclude 'cache/' --dry-run
+          transferctl backup ~/src --to https://dav.example.com/src \\
+              --include '*/' --include '*.swift' --exclude '*'
           transferctl backup /srv/data --to https://api.example.com/ingest --method POST -F owner=ops
         """
 
@@ -39,10 +60,14 @@ struct BackupCommand: Subcommand {
     var fields: [FormField]
     var checksum: Bool
     var followSymlinks: Bool
+    var filters: FilterRules
+    var dryRun: Bool
     var common: CommonJobOptions
     var template: BatchSubmission
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> BackupCommand {
+        let filters = try filterRules(&arguments)  // first: a pattern may look like an option
+        let dryRun = arguments.flag("--dry-run")
         guard let prefix = try arguments.option("--to") else { throw UsageError("backup needs --to URL_PREFIX") }
         let method = (try arguments.option("--method"))?.uppercased() ?? "PUT"
         guard method == "PUT" || method == "POST" else { throw UsageError("--method must be PUT or POST, got '\(method)'") }
@@ -70,12 +95,35 @@ struct BackupCommand: Subcommand {
         template.backup = BackupTarget(directory: directory, prefix: prefix)
         template.checksum = checksum
         return BackupCommand(directory: directory, prefix: prefix, method: method, fields: fields, checksum: checksum,
-                             followSymlinks: followSymlinks, common: common, template: template)
+                             followSymlinks: followSymlinks, filters: filters, dryRun: dryRun, common: common,
+                             template: template)
+    }
+
+    /// `--include`, `--exclude` and `--exclude-from` in the order given, as one list of rules.
+    private static func filterRules(_ arguments: inout ArgumentList) throws -> FilterRules {
+        var rules: [FilterRule] = []
+        for (option, value) in try arguments.interleavedOptions("--include", "--exclude", "--exclude-from") {
+            do {
+                switch option {
+                case "--include": rules.append(try FilterRule(.include, value, origin: option))
+                case "--exclude": rules.append(try FilterRule(.exclude, value, origin: option))
+                default:
+                    guard let bytes = FileReader.contents(of: value, limit: 16 << 20) else {
+                        throw UsageError("--exclude-from: cannot read \(value)")
+                    }
+                    rules += try FilterRules.excludeFile(RawPath.string(fromBytes: bytes), named: value)
+                }
+            } catch let error as GlobSyntaxError {
+                throw UsageError(error.message)
+            }
+        }
+        return FilterRules(rules)
     }
 
     func run(_ context: Context) throws -> ExitStatus {
-        var scan = DirectoryScan(followSymlinks: followSymlinks)
-        let files = try scan.files(under: directory)
+        var scan = DirectoryScan(followSymlinks: followSymlinks, filters: filters)
+        let scanned = try scan.entries(under: directory)
+        let files = scanned.filter { $0.excludedBy == nil }.map(\.relativePath)
         var entries: [ManifestEntry] = []
         entries.reserveCapacity(files.count)
         for (index, relativePath) in files.enumerated() {
@@ -90,6 +138,11 @@ struct BackupCommand: Subcommand {
             }
             entries.append(ManifestEntry(line: index + 1, key: relativePath, job: job, relativePath: relativePath,
                                          sha256: checksum ? try DirectoryScan.sha256(of: path) : nil))
+        }
+        if dryRun {
+            BackupDryRun(scanned, decisions: try BatchSender.plan(entries, as: template, context: context))
+                .print(json: context.json)
+            return .success
         }
         BatchSender.report(try BatchSender.send(entries, as: template, context: context), context: context)
         return .success

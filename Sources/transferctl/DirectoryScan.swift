@@ -6,23 +6,40 @@ import TransferEngine
 /// The regular files under a directory, for `backup`: relative paths in sorted order, each
 /// name read as bytes and carried as a `RawPath` (a name that is not UTF-8 is kept exactly).
 /// Symlinks are skipped unless followed; a directory reached twice (a link loop) is walked once.
+/// Each file and directory is tested against the filter rules as the walk reaches it: an
+/// excluded file is listed as such, an excluded directory is listed and not walked (nothing
+/// below it is read, so one that cannot be read does no harm).
 struct DirectoryScan {
+    /// A regular file, or a directory a rule excluded.
+    struct Entry {
+        var relativePath: String
+        var isDirectory: Bool
+        /// A file's size in bytes (0 for a directory).
+        var size: Int64
+        /// The rule that excluded it; nil when it is backed up.
+        var excludedBy: FilterRule?
+    }
+
     var followSymlinks: Bool
+    var filters: FilterRules
     private var visited: Set<[UInt64]> = []
 
-    init(followSymlinks: Bool) { self.followSymlinks = followSymlinks }
+    init(followSymlinks: Bool, filters: FilterRules = FilterRules()) {
+        self.followSymlinks = followSymlinks
+        self.filters = filters
+    }
 
-    mutating func files(under root: String) throws -> [String] {
+    mutating func entries(under root: String) throws -> [Entry] {
         var info = stat()
         guard RawPath.withCString(root, { stat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw UsageError("\(root) is not a directory")
         }
-        var result: [String] = []
+        var result: [Entry] = []
         try walk(root, relative: "", into: &result)
         return result
     }
 
-    private mutating func walk(_ directory: String, relative: String, into result: inout [String]) throws {
+    private mutating func walk(_ directory: String, relative: String, into result: inout [Entry]) throws {
         var info = stat()
         guard RawPath.withCString(directory, { stat($0, &info) }) == 0,
               visited.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted else { return }
@@ -44,8 +61,15 @@ struct DirectoryScan {
                 guard followSymlinks, RawPath.withCString(path, { stat($0, &entry) }) == 0 else { continue }
             }
             switch entry.st_mode & S_IFMT {
-            case S_IFREG: result.append(relativePath)
-            case S_IFDIR: try walk(path, relative: relativePath, into: &result)
+            case S_IFREG:
+                result.append(Entry(relativePath: relativePath, isDirectory: false, size: Int64(entry.st_size),
+                                    excludedBy: filters.exclusion(of: relativePath, isDirectory: false)))
+            case S_IFDIR:
+                if let rule = filters.exclusion(of: relativePath, isDirectory: true) {
+                    result.append(Entry(relativePath: relativePath, isDirectory: true, size: 0, excludedBy: rule))
+                } else {
+                    try walk(path, relative: relativePath, into: &result)
+                }
             default: continue  // sockets, fifos, devices
             }
         }

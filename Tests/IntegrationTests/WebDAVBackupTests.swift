@@ -152,6 +152,40 @@ final class WebDAVBackupTests: IntegrationTestCase {
         }
     }
 
+    /// Filtered out, a file is not sent and an excluded directory is neither sent nor made; a
+    /// dry run before says so and asks the server nothing.
+    func testFiltersLeaveOutFilesAndTheirCollections() throws {
+        let kept = ["top.txt", "keep/a.txt", "deep/z.txt", "deep/er/w.txt"]
+        for (index, relative) in (kept + ["keep/skip.tmp", "cache/x.bin", "deep/cache/y.bin"]).enumerated() {
+            try write(relative, size: KiB + index * 101)
+        }
+        let filters = ["--exclude", "*.tmp", "--exclude", "cache/"]
+        let auth = try XCTUnwrap(rclone.authorizationHeader)
+        let dry = cli.run(["backup", tree.path, "--to", rclone.url("backup"), "-H", auth, "--dry-run"] + filters)
+        XCTAssertEqual(dry.exitCode, 0, dry.summary)
+        XCTAssertEqual(dry.stdout.split(separator: "\n").map(String.init), [
+            "skip cache/ (excluded by --exclude 'cache/')",
+            "skip deep/cache/ (excluded by --exclude 'cache/')",
+            "send deep/er/w.txt (new)",
+            "send deep/z.txt (new)",
+            "send keep/a.txt (new)",
+            "skip keep/skip.tmp (excluded by --exclude '*.tmp')",
+            "send top.txt (new)",
+            "dry run: 4 to send (4.6 KiB), 1 excluded, 2 directories excluded; nothing was queued",
+        ])
+        XCTAssertEqual(try cli.batches().count, 0, "a dry run creates no batch")
+        XCTAssertEqual(rclone.requests("MKCOL") + rclone.requests("PUT"), [], "and asks the server nothing")
+
+        let batch = try backup(filters)
+        wait(batch, exits: 0)
+        try assertOnServer(kept)
+        XCTAssertEqual(Set(rclone.files().keys), Set(kept.map { "backup/" + $0 }), "nothing else on the server")
+        XCTAssertEqual(rclone.requests("PUT").sorted(), kept.map { "/backup/" + $0 }.sorted(), "one PUT per file kept")
+        let collections = ["/backup/", "/backup/deep/", "/backup/deep/er/", "/backup/keep/"]
+        XCTAssertEqual(mkcolCounts(atLeast: collections.count), Dictionary(uniqueKeysWithValues: collections.map { ($0, 1) }),
+                       "no collection for an excluded directory: \(rclone.log())")
+    }
+
     func testARefusedCollectionFailsItsFilesWithItsStatusAndRetryAsksAgain() throws {
         // The prefix's parent does not exist: rclone answers the MKCOL of the prefix 409.
         let files = ["top.txt", "d/one.txt", "d/e/two.txt"]

@@ -259,6 +259,79 @@ import Testing
         #expect(outcome.jobs.isEmpty)
         #expect(outcome.skipped == 1)
     }
+
+    /// `backup-plan` answers, file by file, what queueing the same entries would do, and
+    /// creates and records nothing.
+    @Test func aBackupPlanTellsWhatQueueingWouldDoAndDoesNothing() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let target = BackupTarget(directory: directory.path, prefix: "http://127.0.0.1/backup/")
+        try Data("0123456789".utf8).write(to: URL(fileURLWithPath: directory.file("a.txt")))
+        try Data("b".utf8).write(to: URL(fileURLWithPath: directory.file("b.txt")))
+        func entry(_ name: String, url: String? = nil) -> ManifestEntry {
+            ManifestEntry(line: 1, key: nil, job: NewJob(kind: .upload, url: url ?? "http://127.0.0.1/backup/\(name)",
+                                                         path: directory.file(name)), relativePath: name)
+        }
+        func plan(_ entries: [ManifestEntry]) throws -> [BackupDecision] {
+            try store.transaction { try BatchQueueing.plan(submission(name: "backup", backup: target, entries), in: store) }
+        }
+
+        #expect(try plan([entry("a.txt"), entry("b.txt"), entry("gone.txt")]) == [.new, .new, .gone])
+        #expect(try store.batchRecords().isEmpty, "a plan creates no batch")
+        #expect(try store.backupFile(target, "a.txt") == nil, "and records no file")
+
+        let first = try queue(submission(name: "backup", backup: target, [entry("a.txt")]), in: store)
+        #expect(try plan([entry("a.txt"), entry("b.txt")]) == [.queued, .new])
+        let job = try #require(first.jobs.first)
+        try store.setState(job.id, StateChange(.failed))
+        #expect(try plan([entry("a.txt")]) == [.incomplete])
+        try store.setState(job.id, StateChange(.completed))
+        try store.markBackupUploaded(job.id)
+        #expect(try plan([entry("a.txt")]) == [.unchanged])
+
+        // Same size, another modification time; then another size.
+        let later = Date().addingTimeInterval(3600)
+        try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: directory.file("a.txt"))
+        #expect(try plan([entry("a.txt")]) == [.changedTime])
+        try Data("01234567890".utf8).write(to: URL(fileURLWithPath: directory.file("a.txt")))
+        #expect(try plan([entry("a.txt")]) == [.changedSize])
+        #expect(try store.batchRecords().count == 1, "still only the batch queued above")
+
+        // What queueing would refuse, a plan refuses the same way, naming the file.
+        do {
+            _ = try plan([entry("b.txt", url: "ftp://127.0.0.1/backup/b.txt")])
+            Issue.record("a plan took a URL queueing refuses")
+        } catch let error as JobRefusal {
+            #expect(ControlError(error).code == .invalidArgument)
+            #expect(error.message.hasPrefix("b.txt: unsupported URL scheme"), "\(error.message)")
+        }
+    }
+
+    @Test func backupDecisionsWithAndWithoutChecksums() {
+        let source = SourceFile(path: "/d/f", size: 10, modified: 100)
+        func record(size: Int64 = 10, modified: Int64 = 100, sha256: String? = nil, done: Bool = true,
+                    state: JobState? = .completed) -> JobStore.BackupFileRecord {
+            JobStore.BackupFileRecord(size: size, modified: modified, sha256: sha256, done: done, jobState: state)
+        }
+        func decide(_ record: JobStore.BackupFileRecord?, sha256: String? = nil, checksum: Bool = false) -> BackupDecision {
+            BackupDecision.decide(source, sha256: sha256, checksum: checksum, record: record)
+        }
+        #expect(decide(nil) == .new)
+        #expect(decide(record()) == .unchanged)
+        #expect(decide(record(size: 11)) == .changedSize)
+        #expect(decide(record(size: 11, modified: 5)) == .changedSize, "the size is named first")
+        #expect(decide(record(modified: 5)) == .changedTime)
+        #expect(decide(record(done: false, state: .running)) == .queued)
+        #expect(decide(record(done: false, state: .waiting)) == .queued)
+        #expect(decide(record(done: false, state: .failed)) == .incomplete)
+        #expect(decide(record(done: false, state: .cancelled)) == .incomplete)
+        #expect(decide(record(done: false, state: nil)) == .incomplete, "its job is gone")
+        // --checksum: the digest decides, not the size or the time.
+        #expect(decide(record(size: 3, modified: 5, sha256: "aa"), sha256: "aa", checksum: true) == .unchanged)
+        #expect(decide(record(sha256: "aa"), sha256: "bb", checksum: true) == .changedContents)
+        #expect(decide(record(sha256: nil), sha256: "bb", checksum: true) == .noChecksum)
+        #expect(BackupDecision.allCases.filter(\.sends) == [.new, .changedSize, .changedTime, .changedContents,
+                                                            .noChecksum, .incomplete])
+    }
 }
 
 @Suite struct JobStoreBatchesTests {

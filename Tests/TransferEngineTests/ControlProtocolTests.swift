@@ -11,6 +11,17 @@ import Testing
         #expect(try JSONDecoder().decode(ControlRequest.self, from: Data(wire.utf8)).command == .resumeData)
     }
 
+    /// `backup-plan` and its answer, in the words docs/control-protocol.md gives.
+    @Test func aBackupPlanRoundTrips() throws {
+        let wire = #"{"version":1,"ok":true,"plan":["new","changed-size","changed-mtime","changed-sha256","no-sha256","incomplete","unchanged","queued","gone"]}"#
+        let response = try JSONDecoder().decode(ControlResponse.self, from: Data(wire.utf8))
+        #expect(response.plan == BackupDecision.allCases)
+        let encoded = try JSONStreamEncoder().encode(ControlResponse(plan: [.new, .gone]))
+        #expect(String(decoding: encoded, as: UTF8.self).contains(#""plan":["new","gone"]"#))
+        let request = #"{"version":1,"command":"backup-plan","submission":{"token":"","final":true,"reuse":false,"checksum":false,"entries":[]}}"#
+        #expect(try JSONDecoder().decode(ControlRequest.self, from: Data(request.utf8)).command == .backupPlan)
+    }
+
     @Test func validationRefusesBadJobsWithOneLine() {
         func refusal(_ job: NewJob) -> ControlError? {
             do { try JobValidation.validate(job); return nil } catch { return ControlError(error) }

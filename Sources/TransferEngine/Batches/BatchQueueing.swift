@@ -4,8 +4,8 @@ import Glibc
 
 /// Turns a whole manifest into rows, inside one store transaction: the batch, every job that is
 /// not already there (by key) or unchanged (backups), and the backup records. Any bad line
-/// throws, naming its line, and the caller's transaction leaves nothing behind.
-/// Thread: the store's queue.
+/// throws, naming its line, and the caller's transaction leaves nothing behind. `plan` tells
+/// what queueing a backup would do, and does nothing. Thread: the store's queue.
 enum BatchQueueing {
     struct Outcome: Sendable {
         var batch: BatchRecord
@@ -45,13 +45,8 @@ enum BatchQueueing {
                 }
                 var backupSource: SourceFile?
                 if let target = submission.backup, let relativePath = entry.relativePath {
-                    // A file deleted since the directory was scanned is not part of this backup.
-                    guard let source = try snapshot(of: new) else {
-                        skipped += 1
-                        continue
-                    }
-                    if try unchanged(source, sha256: entry.sha256, checksum: submission.checksum,
-                                     record: store.backupFile(target, relativePath)) {
+                    let (decision, source) = try decide(new, entry, target, relativePath, submission, in: store)
+                    guard decision.sends else {
                         skipped += 1
                         continue
                     }
@@ -96,14 +91,36 @@ enum BatchQueueing {
         }
     }
 
-    /// A file is skipped when the same version already completed, or is queued and not ended.
-    private static func unchanged(_ source: SourceFile, sha256: String?, checksum: Bool,
-                                  record: JobStore.BackupFileRecord?) -> Bool {
-        guard let record else { return false }
-        let same = checksum
-            ? record.sha256 != nil && record.sha256 == sha256
-            : record.size == source.size && record.modified == source.modified
-        guard same else { return false }
-        return record.done || record.jobState.map { !$0.hasEnded } ?? false
+    /// What queueing a backup's entry does with its file, and the file as it is now (nil when
+    /// it was deleted since the directory was scanned: it is not part of this backup).
+    private static func decide(_ job: NewJob, _ entry: ManifestEntry, _ target: BackupTarget, _ relativePath: String,
+                               _ submission: BatchSubmission, in store: JobStore) throws -> (BackupDecision, SourceFile?) {
+        guard let source = try snapshot(of: job) else { return (.gone, nil) }
+        let decision = BackupDecision.decide(source, sha256: entry.sha256, checksum: submission.checksum,
+                                             record: try store.backupFile(target, relativePath))
+        return (decision, source)
+    }
+
+    /// `backup-plan`: what `queue` would do with each file of a backup's entries, in their order,
+    /// without creating or recording anything. An entry `queue` would refuse is refused the same
+    /// way, naming its file.
+    static func plan(_ submission: BatchSubmission, in store: JobStore) throws -> [BackupDecision] {
+        guard let target = submission.backup else { throw JobRefusal.invalid("a backup plan needs 'backup'") }
+        var decisions: [BackupDecision] = []
+        decisions.reserveCapacity(submission.entries.count)
+        for entry in submission.entries {
+            guard let relativePath = entry.relativePath else {
+                throw JobRefusal.at(place: "line \(entry.line)", reason: .invalid("a backup plan's entry needs 'relativePath'"))
+            }
+            do {
+                var new = entry.job
+                new.umask = new.umask ?? submission.umask
+                try JobValidation.validate(new)
+                decisions.append(try decide(new, entry, target, relativePath, submission, in: store).0)
+            } catch let error as JobRefusal {
+                throw JobRefusal.at(place: relativePath, reason: error)
+            }
+        }
+        return decisions
     }
 }

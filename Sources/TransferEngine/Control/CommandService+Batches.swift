@@ -1,4 +1,4 @@
-/// submit (a manifest in chunks), batch list, batch show.
+/// submit (a manifest in chunks), backup-plan, batch list, batch show.
 extension CommandService {
     // MARK: submit
 
@@ -20,6 +20,22 @@ extension CommandService {
                                                                   jobs: outcome.jobs.count, skipped: outcome.skipped)))
             case .failure(let refusal):
                 reply(Self.failure(refusal, doing: "cannot queue the manifest"))
+            }
+        }
+    }
+
+    // MARK: backup-plan
+
+    /// What `submit` would do with each file of a backup (`backup --dry-run`); each request is
+    /// answered on its own, and nothing is created or kept.
+    func backupPlan(_ submission: BatchSubmission?, reply: @escaping Reply) {
+        guard let submission, submission.backup != nil else {
+            return reply(.failure(ControlError(.badRequest, "backup-plan needs a 'submission' object with 'backup'")))
+        }
+        scheduler.plan(submission) { result in
+            switch result {
+            case .success(let decisions): reply(ControlResponse(plan: decisions))
+            case .failure(let refusal): reply(Self.failure(refusal, doing: "cannot plan the backup"))
             }
         }
     }

@@ -37,6 +37,7 @@ final class CommandService {
         case .submit: submit(request.submission, from: origin, reply: reply)
         case .batchList: batchList(reply: reply)
         case .batchShow: batchShow(request, reply: reply)
+        case .backupPlan: backupPlan(request.submission, reply: reply)
         case .limit: limit(request, reply: reply)
         case .events: streamEvents(request, connection: connection, reply: reply)
         }

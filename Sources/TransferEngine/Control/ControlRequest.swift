@@ -25,7 +25,7 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     /// `list`: at most this many jobs, and (paging on) only ids below `before`.
     public var limit: Int?
     public var before: JobID?
-    /// `submit`: a chunk of a manifest.
+    /// `submit`: a chunk of a manifest; `backup-plan`: a backup's entries.
     public var submission: BatchSubmission?
     /// `limit` with one id: the job's new limit in bytes/s (0: unlimited).
     public var rate: Int64?
@@ -97,4 +97,6 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
     case submit
     case batchList = "batch-list"
     case batchShow = "batch-show"
+    /// What `submit` would do with a backup's files (a chunk of its entries), doing nothing.
+    case backupPlan = "backup-plan"
 }

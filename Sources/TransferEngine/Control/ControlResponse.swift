@@ -26,6 +26,8 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     /// `submit`: the final chunk's outcome; earlier chunks answer with `staged`, the entries held so far.
     public var submitted: SubmissionResult?
     public var staged: Int?
+    /// `backup-plan`: one decision per entry, in their order.
+    public var plan: [BackupDecision]?
     /// `show`, `batch-show`: the completion hooks that ran.
     public var hookRuns: [HookRun]?
 
@@ -33,7 +35,7 @@ public struct ControlResponse: Codable, Equatable, Sendable {
                 attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil,
                 response: UploadResponse? = nil, events: [TransferEvent]? = nil, event: TransferEvent? = nil,
                 batches: [Batch]? = nil, submitted: SubmissionResult? = nil, staged: Int? = nil,
-                hookRuns: [HookRun]? = nil) {
+                hookRuns: [HookRun]? = nil, plan: [BackupDecision]? = nil) {
         version = ControlRequest.protocolVersion
         self.ok = ok
         self.error = error
@@ -49,6 +51,7 @@ public struct ControlResponse: Codable, Equatable, Sendable {
         self.submitted = submitted
         self.staged = staged
         self.hookRuns = hookRuns
+        self.plan = plan
     }
 
     public static func failure(_ error: ControlError) -> ControlResponse {

@@ -30,6 +30,17 @@ extension Scheduler {
         }
     }
 
+    /// What queueing a backup's entries would do with each file; changes nothing.
+    func plan(_ submission: BatchSubmission, done: @escaping (Result<[BackupDecision], CommandRefusal>) -> Void) {
+        read({ store in try BatchQueueing.plan(submission, in: store) }) { result in
+            switch result {
+            case .success(let decisions): done(.success(decisions))
+            case .failure(let error as JobRefusal): done(.failure(.refused(error)))
+            case .failure(let error): done(.failure(.store("\(error)")))
+            }
+        }
+    }
+
     private func submitted(_ outcome: BatchQueueing.Outcome, lines: Int,
                            done: (Result<BatchQueueing.Outcome, CommandRefusal>) -> Void) {
         let batch = outcome.batch
