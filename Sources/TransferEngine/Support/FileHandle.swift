@@ -6,8 +6,9 @@ import Glibc
 public enum FileHandle {
     case standardOutput, standardError
 
+    public var descriptor: Int32 { self == .standardOutput ? 1 : 2 }
+
     public func write(_ text: String) {
-        let descriptor: Int32 = self == .standardOutput ? 1 : 2
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
