@@ -22,6 +22,10 @@ enum DaemonArguments {
 
         Runs the transfer daemon in the foreground, logging to stderr.
 
+        Started by systemd with a listening socket (LISTEN_PID and LISTEN_FDS=1, the socket
+        as descriptor 3; contrib/transferd.socket), it serves that socket instead of making
+        its own, so the first transferctl command starts it; it never removes that file.
+
         options:
           --state-dir DIR      database and socket directory (default: $TRANSFERD_STATE_DIR,
                                else $XDG_STATE_HOME/transferd, else ~/.local/state/transferd)

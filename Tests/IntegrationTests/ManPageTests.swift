@@ -38,7 +38,7 @@ final class ManPageTests: IntegrationTestCase {
         let daemonPage = cli.runner.run(URL(fileURLWithPath: "/bin/sh"),
                                         ["-c", "MANWIDTH=200 man -l \"$0\" 2>/dev/null",
                                          Self.repository.appendingPathComponent("man/transferd.8").path], timeout: 30)
-        for option in ["--max-active N", "--limit-schedule T", "--log-level LEVEL"] {
+        for option in ["--max-active N", "--limit-schedule T", "--log-level LEVEL", "LISTEN_FDS=1"] {
             XCTAssertTrue(daemonPage.stdout.contains(option), "transferd(8) shows '\(option)':\n\(daemonPage.stdout)")
         }
     }
