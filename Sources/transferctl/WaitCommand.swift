@@ -85,7 +85,12 @@ struct WaitCommand: Subcommand {
             let clients = following ? [waiter, feed.events] : [waiter]
             switch ControlClient.firstReadable(clients, timeout: remaining) {
             case 0?:
-                return try context.checked(waiter.receive())
+                // The answer may overtake the last events on the other connection: the jobs it
+                // carries, ended, are drawn last.
+                let response = try context.checked(waiter.receive())
+                for job in response.jobs ?? [] where feed.board.knows(job.id) { feed.board.update(job) }
+                feed.board.drawLine(force: true)
+                return response
             case 1?:
                 switch Result(catching: { () throws(ControlClient.Failure) in try feed.events.receive() }) {
                 case .success(let response):
