@@ -16,4 +16,4 @@ install_packages() {
 # What the build links against.
 BUILD_PACKAGES=(libcurl4-openssl-dev libuv1-dev libsqlite3-dev)
 # What the integration tests start or call.
-TEST_PACKAGES=(nginx-light curl python3 python3-werkzeug sqlite3 rclone tmux)
+TEST_PACKAGES=(nginx-light curl python3 python3-werkzeug sqlite3 rclone tmux bash zsh fish man-db groff-base)

@@ -32,8 +32,10 @@ struct BackupCommand: Subcommand {
           --name NAME             the batch's name (default: backup DIR)
           --on-complete CMD, --on-fail CMD
                                   run CMD when the batch has ended (see transferctl batch --help)
-          -H, --header, --limit-rate, --priority, --retry, --cacert, ...
-                                  as for upload, applied to every file
+          -H, --header, --limit-rate, --priority, --retry, --cacert, --pinned-pubkey,
+          --cert, --key, -k, --insecure, --allow-insecure-redirect, --location-trusted
+                                  as for upload, applied to every file (--batch does not
+                                  apply: a backup makes its own batch)
 
         filters (rsync's rules): each file and directory, by its path relative to DIR, is
         tested against the --include/--exclude/--exclude-from rules in the order given, and
@@ -68,7 +70,10 @@ struct BackupCommand: Subcommand {
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> BackupCommand {
         let filters = try filterRules(&arguments)  // first: a pattern may look like an option
         let dryRun = arguments.flag("--dry-run")
-        guard let prefix = try arguments.option("--to") else { throw UsageError("backup needs --to URL_PREFIX") }
+        // --to is required, but refused missing only once every option has been asked for:
+        // those are the options backup knows (OptionCatalog), and a mistyped one is matched
+        // against them.
+        let target = try arguments.option("--to")
         let method = (try arguments.option("--method"))?.uppercased() ?? "PUT"
         guard method == "PUT" || method == "POST" else { throw UsageError("--method must be PUT or POST, got '\(method)'") }
         var fields: [FormField] = []
@@ -88,6 +93,7 @@ struct BackupCommand: Subcommand {
         let common = try CommonJobOptions.parse(&arguments)
         guard common.batch == nil else { throw UsageError("backup creates its own batch; --batch does not apply") }
         let positionals = try arguments.positionals()
+        guard let prefix = target else { throw UsageError("backup needs --to URL_PREFIX") }
         guard positionals.count == 1, let given = positionals.first else { throw UsageError("backup takes one directory") }
         var directory = StatePaths.absolute(given)
         while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }

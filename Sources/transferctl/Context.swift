@@ -10,7 +10,11 @@ struct Context {
     /// Sends one request; a refusal becomes a `CommandFailure` with the matching exit status.
     func send(_ request: ControlRequest, timeout: Double? = nil) throws -> ControlResponse {
         let client = try ControlClient(socketPath: global.paths.socket)
-        let response = try client.send(request, timeout: timeout)
+        return try checked(client.send(request, timeout: timeout))
+    }
+
+    /// The response, or its refusal as a `CommandFailure` with the matching exit status.
+    func checked(_ response: ControlResponse) throws -> ControlResponse {
         if let error = response.error, !response.ok {
             throw CommandFailure(message: error.message, status: Self.status(for: error.code))
         }

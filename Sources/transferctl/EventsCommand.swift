@@ -4,7 +4,7 @@ import TransferEngine
 /// `transferctl events [--follow]`: what the daemon did, one line an event.
 struct EventsCommand: Subcommand {
     static let help = """
-        usage: transferctl events [--follow] [--job ID]... [--batch B] [--type T[,T...]]... [--json]
+        usage: transferctl events [-f|--follow] [--job ID]... [--batch B] [--type T[,T...]]... [--json]
 
         Prints the daemon's most recent events (job created, state changes with their reason,
         attempts started and finished with their timings, retries scheduled, limits changed,

@@ -23,11 +23,13 @@ enum Help {
           watch [ID|--batch B]    live progress bars, from the event stream
           events [--follow]       what the daemon did: state changes, attempts, retries, limits
           stats                   daemon version, jobs by state, rates and limits
+          completion bash|zsh|fish  print a shell completion script
 
         global options:
           --state-dir DIR   the daemon's state directory (default as transferd's)
           --socket PATH     the daemon's control socket
           --json            machine-readable output
+          --version         print transferctl's version and exit
 
         exit status: 0 success, 1 failure, 2 usage error, 3 daemon unreachable,
         124 wait timed out.

@@ -1,20 +1,23 @@
 import TransferEngine
 
-/// `transferctl list [--state S] [--batch B]`: jobs, newest first.
+/// `transferctl list [--state S] [--batch B] [-q]`: jobs, newest first.
 struct ListCommand: Subcommand {
     static let help = """
-        usage: transferctl list [--state STATE] [--batch B] [--limit N] [--before ID]
+        usage: transferctl list [--state STATE] [--batch B] [--limit N] [--before ID] [-q]
 
         Lists jobs, newest first (at most N, default 1000). STATE is queued, running,
         paused, waiting, completed, failed or cancelled. --before ID lists the jobs older
-        than ID: the next page after a page that ended at ID.
+        than ID: the next page after a page that ended at ID. -q (--quiet) prints only
+        the job ids, one a line.
 
         examples:
           transferctl list
           transferctl list --state failed --json
+          transferctl retry $(transferctl list --state failed -q)
         """
 
     var request: ControlRequest
+    var quiet = false
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> ListCommand {
         var request = ControlRequest(.list)
@@ -30,13 +33,16 @@ struct ListCommand: Subcommand {
             guard let id = JobID(text) else { throw UsageError("--before needs a job id, got '\(text)'") }
             request.before = id
         }
+        let quiet = arguments.flag("-q", "--quiet")
         _ = try arguments.positionals().first.map { throw UsageError("list takes no argument '\($0)'") }
-        return ListCommand(request: request)
+        return ListCommand(request: request, quiet: quiet)
     }
 
     func run(_ context: Context) throws -> ExitStatus {
         let jobs = try context.send(request).jobs ?? []
-        if context.json {
+        if quiet {
+            context.print(lines: jobs.map(\.id.description))
+        } else if context.json {
             context.printJSON(jobs)
         } else {
             context.print(lines: JobFormatter.table(jobs))

@@ -7,7 +7,8 @@ import TransferEngine
 /// terminal the frame is redrawn in place, fitted to the terminal's width (`BoardLayout`) and
 /// height (never taller than the screen, so no frame scrolls into the scrollback: the rows that
 /// do not fit are summarized as "… and N more"); elsewhere it is printed as plain lines, at
-/// most once a second, never cut.
+/// most once a second, never cut. `wait --progress` draws the same jobs as one line
+/// (`drawLine`): bar, percent, bytes, rate, ETA, jobs ended.
 struct ProgressBoard {
     struct Row {
         var name: String
@@ -21,12 +22,19 @@ struct ProgressBoard {
     }
 
     let interactive: Bool
+    /// Where it is drawn: stdout for `watch`, stderr for `wait --progress`.
+    let output: FileHandle
     private(set) var rows: [JobID: Row] = [:]
     private var order: [JobID] = []
     private var drawnLines = 0
     private var lastDraw = 0.0
+    /// `drawLine` has drawn, and the line is not ended yet.
+    private var lineOpen = false
 
-    init(interactive: Bool) { self.interactive = interactive }
+    init(interactive: Bool, output: FileHandle = .standardOutput) {
+        self.interactive = interactive
+        self.output = output
+    }
 
     func knows(_ id: JobID) -> Bool { rows[id] != nil }
 
@@ -63,7 +71,7 @@ struct ProgressBoard {
         let now = Monotonic.now
         guard force || now - lastDraw >= (interactive ? 0.25 : 1) else { return }
         lastDraw = now
-        let size = interactive ? Self.terminalSize() : nil
+        let size = interactive ? terminalSize() : nil
         let lines = frame(width: size?.width, height: size?.height, now: .now)
         var output = ""
         if interactive {
@@ -74,12 +82,55 @@ struct ProgressBoard {
         } else {
             output = lines.joined(separator: "\n") + "\n"
         }
-        FileHandle.standardOutput.write(output)
+        self.output.write(output)
     }
 
     mutating func finish() -> ExitStatus {
         draw(force: true)
         return .success
+    }
+
+    /// Redraws the one line of all the jobs in place (`\r`), at most 4 times a second: for a
+    /// terminal only, as the caller knows.
+    mutating func drawLine(force: Bool = false) {
+        let now = Monotonic.now
+        guard force || now - lastDraw >= 0.25 else { return }
+        lastDraw = now
+        lineOpen = true
+        // One column short of the width: a terminal that wraps at the last column would start
+        // a new line, and `\r` would then redraw only that one.
+        output.write("\r" + summary(width: max(40, terminalSize().width) - 1) + "\u{1B}[K")
+    }
+
+    /// Ends the line `drawLine` drew, so that what follows starts on a fresh line.
+    mutating func endLine() {
+        guard lineOpen else { return }
+        lineOpen = false
+        output.write("\n")
+    }
+
+    /// `[#####-----]  42.0%  12.0 MiB / 30.0 MiB  4.0 MiB/s  ETA 5s  1 of 3 ended`: the bytes
+    /// of all the jobs; percent and ETA only while every total is known.
+    func summary(width: Int) -> String {
+        let all = order.compactMap { rows[$0] }
+        let done = all.reduce(Int64(0)) { $0.saturatingAdd($1.done) }
+        let totalsKnown = all.allSatisfy { $0.total != nil || $0.state.hasEnded }
+        let total = all.reduce(Int64(0)) { $0.saturatingAdd($1.total ?? $1.done) }
+        let rate = all.reduce(Int64(0)) { $0.saturatingAdd($1.rate) }
+        let ended = all.filter { $0.state.hasEnded }.count
+        let fraction = totalsKnown ? (total > 0 ? min(1, Double(done) / Double(total)) : (ended == all.count ? 1 : 0)) : nil
+        let eta = totalsKnown && rate > 0 && total > done ? "ETA " + Self.duration(Double(total - done) / Double(rate)) : ""
+        let bytes = ByteCount.describe(done) + (totalsKnown ? " / " + ByteCount.describe(total) : "")
+        let tail = [fraction.map { String(format3: $0 * 100) + "%" } ?? "  ?", bytes, Rate.describe(rate), eta,
+                    "\(ended) of \(all.count) ended"].filter { !$0.isEmpty }.joined(separator: "  ")
+        let bar = Self.bar(fraction ?? 0, width: max(10, min(40, width - tail.count - 4)))
+        return String((bar + "  " + tail).prefix(width))
+    }
+
+    /// `[####------]`, `width` characters between the brackets.
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let filled = min(width, max(0, Int(saturating: fraction * Double(width))))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
     }
 
     /// The lines of one frame: at most `height - 1` (the cursor's line below it never scrolls
@@ -119,11 +170,7 @@ struct ProgressBoard {
         let percent = row.total.map { $0 > 0 ? Double(row.done) / Double($0) : 1 } ?? (row.state == .completed ? 1 : nil)
         var columns: [String] = []
         columns.append(layout.nameWidth.map { Self.fit(row.name, $0) } ?? row.name)
-        if layout.barWidth > 0 {
-            let inner = layout.barWidth - 2
-            let filled = min(inner, Int(saturating: (percent ?? 0) * Double(inner)))
-            columns.append("[" + String(repeating: "#", count: filled) + String(repeating: "-", count: inner - filled) + "]")
-        }
+        if layout.barWidth > 0 { columns.append(Self.bar(percent ?? 0, width: layout.barWidth - 2)) }
         columns.append(Self.right(percent.map { String(format3: $0 * 100) + "%" } ?? "?", BoardLayout.percentWidth))
         if layout.showsBytes {
             let bytes = ByteCount.describe(row.done) + (row.total.map { " / " + ByteCount.describe($0) } ?? "")
@@ -200,9 +247,9 @@ struct ProgressBoard {
         return "\(total)s"
     }
 
-    static func terminalSize() -> (width: Int, height: Int) {
+    func terminalSize() -> (width: Int, height: Int) {
         var size = winsize()
-        guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return (80, 24) }
+        guard ioctl(output.descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return (80, 24) }
         return (Int(size.ws_col), Int(size.ws_row))
     }
 }

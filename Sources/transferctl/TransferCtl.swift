@@ -2,7 +2,8 @@ import TransferEngine
 
 /// The CLI's entry: global options, then one subcommand.
 enum TransferCtl {
-    static var commands: [String: any Subcommand.Type] { [
+    /// Every command, in the order the man page and the completion scripts list them.
+    static var commands: KeyValuePairs<String, any Subcommand.Type> { [
         "download": DownloadCommand.self,
         "upload": UploadCommand.self,
         "list": ListCommand.self,
@@ -19,15 +20,29 @@ enum TransferCtl {
         "watch": WatchCommand.self,
         "batch": BatchCommand.self,
         "backup": BackupCommand.self,
+        "completion": CompletionCommand.self,
     ] }
 
+    static func command(named name: String) -> (any Subcommand.Type)? {
+        commands.first { $0.key == name }?.value
+    }
+
     static func run(_ arguments: [String]) -> ExitStatus {
+        if arguments == ["--man"] {
+            // Hidden: the man page, from the help texts (man/transferctl.1 holds its output).
+            FileHandle.standardOutput.write(Manual.page)
+            return .success
+        }
         var list = ArgumentList(arguments)
         let global: GlobalOptions
         do {
             global = try GlobalOptions.extract(from: &list)
         } catch {
             return fail(error.message, .usage)
+        }
+        if global.version {
+            FileHandle.standardOutput.write("transferctl \(TransferdVersion.current)\n")
+            return .success
         }
         guard let name = list.takeSubcommand() else {
             if list.wantsHelp || arguments.isEmpty {
@@ -36,8 +51,10 @@ enum TransferCtl {
             }
             return fail("missing command (see transferctl --help)", .usage)
         }
-        guard let command = commands[name] else {
-            return fail("unknown command '\(name)' (see transferctl --help)", .usage)
+        guard let command = command(named: name) else {
+            let closest = Spelling.closest(to: name, among: commands.map(\.key))
+            return fail("unknown command '\(name)'\(closest.map { "; did you mean '\($0)'?" } ?? "") (see transferctl --help)",
+                        .usage)
         }
         if list.wantsHelp {
             FileHandle.standardOutput.write(command.help.hasSuffix("\n") ? command.help : command.help + "\n")

@@ -6,7 +6,7 @@ struct TransitionCommand: Subcommand {
         usage: transferctl pause ID... | --all | --batch B
                transferctl resume ID... | --all | --batch B
                transferctl cancel ID... | --batch B
-               transferctl retry ID...
+               transferctl retry ID... | --batch B
 
         pause   stops running transfers within a second, keeping their bytes
         resume  continues paused jobs (and skips the wait of a job waiting to retry)
@@ -27,13 +27,14 @@ struct TransitionCommand: Subcommand {
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> TransitionCommand {
         guard let command = ControlCommand(rawValue: name) else { throw UsageError("unknown command '\(name)'") }
-        let all = arguments.flag("--all")
+        let takesAll = command != .cancel && command != .retry
+        if !takesAll { try arguments.refuse("--all", "\(name) --all is not allowed: name the jobs") }
+        let all = takesAll && arguments.flag("--all")
         let batch = try arguments.batch()
         let ids = try arguments.jobIDs()
-        if all, command == .cancel || command == .retry {
-            throw UsageError("\(name) --all is not allowed: name the jobs")
+        guard all || batch != nil || !ids.isEmpty else {
+            throw UsageError("\(name) needs job ids\(takesAll ? ", --all" : "") or --batch")
         }
-        guard all || batch != nil || !ids.isEmpty else { throw UsageError("\(name) needs job ids, --all or --batch") }
         guard ids.isEmpty || (!all && batch == nil) else { throw UsageError("give job ids or --all/--batch, not both") }
         return TransitionCommand(command: command,
                                  request: ControlRequest(command, ids: ids.isEmpty ? nil : ids, all: all ? true : nil, batch: batch))

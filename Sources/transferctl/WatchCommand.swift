@@ -37,64 +37,30 @@ struct WatchCommand: Subcommand {
     }
 
     func run(_ context: Context) throws -> ExitStatus {
-        // Subscribe first, then read the jobs, so that no change falls in between.
-        let client = try ControlClient(socketPath: context.global.paths.socket)
-        _ = try client.send(ControlRequest(.events, follow: true))
-        var board = ProgressBoard(interactive: isatty(1) != 0)
-        let listed = ControlRequest(.list, batch: batch, limit: batch == nil ? nil : NumericLimits.pageSize.range.upperBound)
-        let now = Timestamp.now
-        for job in (try context.send(listed).jobs ?? []).sorted(by: { $0.id < $1.id }) where watches(job, now: now) {
-            board.update(job)
+        let scope: ProgressFeed.Scope = if let id { .jobs([id]) } else if let batch { .batch(batch) } else {
+            .recent(endedWithin: Self.recentlyEnded)
         }
+        var feed = try ProgressFeed(context: context, scope: scope, board: ProgressBoard(interactive: isatty(1) != 0),
+                                    listLimit: batch == nil ? nil : NumericLimits.pageSize.range.upperBound)
+        Interrupt.exitCleanly()
         // A batch that has ended (or has no jobs) has nothing more to show.
         if let batch, let shown = try context.send(ControlRequest(.batchShow, batch: batch)).batches?.first,
            shown.state.hasEnded {
-            return board.finish()
+            return feed.board.finish()
         }
-        if let id, !board.knows(id) {
-            // Not among the newest jobs `list` returns: ask for it (an unknown id fails here).
-            guard let job = try context.send(ControlRequest(.show, ids: [id])).job else {
-                throw CommandFailure(message: "no job \(id)", status: .failure)
-            }
-            board.update(job)
-        }
-        Interrupt.exitCleanly()
-        board.draw(force: true)
-        if let id, board.hasEnded(id) { return board.finish() }
+        feed.board.draw(force: true)
+        if let id, feed.board.hasEnded(id) { return feed.board.finish() }
         while true {
-            let next = Result { () throws(ControlClient.Failure) in try client.receive() }
+            let next = Result { () throws(ControlClient.Failure) in try feed.events.receive() }
             guard case .success(let response) = next, let event = response.event else {
-                if case .failure(.connectionClosed) = next { return board.finish() }
+                if case .failure(.connectionClosed) = next { return feed.board.finish() }
                 if case .failure(let failure) = next { throw failure }
                 continue
             }
-            if let batch, event.type == .batchEnded, event.batch == batch { return board.finish() }
-            // Jobs created later join the board when they are in the batch watched (or all are).
-            guard let job = event.job, board.knows(job) || (id == nil && (batch == nil || event.batch == batch)) else {
-                continue
-            }
-            if !board.knows(job), let added = try? context.send(ControlRequest(.show, ids: [job])).job {
-                board.update(added)
-            }
-            board.apply(event)
-            board.draw(force: event.type == .state)
-            if let id, board.hasEnded(id) { return board.finish() }
-        }
-    }
-
-    private func watches(_ job: Job, now: Timestamp) -> Bool {
-        if let id { return job.id == id }
-        if let batch { return job.batch == batch }
-        return !job.state.hasEnded || (job.finishedAt.map { now.rawValue - $0.rawValue < Self.recentlyEnded } ?? false)
-    }
-}
-
-/// Ctrl-C leaves the terminal on a fresh line and exits 0.
-enum Interrupt {
-    static func exitCleanly() {
-        signal(SIGINT) { _ in
-            _ = write(1, "\n", 1)
-            _exit(0)
+            if let batch, event.type == .batchEnded, event.batch == batch { return feed.board.finish() }
+            guard feed.apply(event, context: context) else { continue }
+            feed.board.draw(force: event.type == .state)
+            if let id, feed.board.hasEnded(id) { return feed.board.finish() }
         }
     }
 }

@@ -6,6 +6,8 @@ enum DaemonArguments {
         case run(Daemon.Options, Logger.Level)
         case help
         case version
+        /// `--man` (hidden): transferd(8), from the help.
+        case manual
     }
 
     struct UsageError: Error {
@@ -19,6 +21,10 @@ enum DaemonArguments {
         usage: transferd [options]
 
         Runs the transfer daemon in the foreground, logging to stderr.
+
+        Started by systemd with a listening socket (LISTEN_PID and LISTEN_FDS=1, the socket
+        as descriptor 3; contrib/transferd.socket), it serves that socket instead of making
+        its own, so the first transferctl command starts it; it never removes that file.
 
         options:
           --state-dir DIR      database and socket directory (default: $TRANSFERD_STATE_DIR,
@@ -41,6 +47,17 @@ enum DaemonArguments {
           --version            print the version and exit
           -h, --help           print this help and exit
         """
+
+    /// transferd(8): the help as a man page (man/transferd.8 holds it; a test fails when that is stale).
+    static var manual: String {
+        var page = ManPage(name: "transferd", section: "8", summary: HelpText(help).summary,
+                           version: "transferd \(TransferdVersion.current)", manual: "System Manager's Manual")
+        page.addProgram(HelpText(help))
+        page.addSection("SEE ALSO")
+        page.addParagraph("transferctl(1); the documentation in the source repository: README.md, docs/cli.md, "
+            + "docs/design.md, contrib/transferd.service and contrib/transferd.socket")
+        return page.render()
+    }
 
     /// A number within its documented range (NumericLimits).
     private static func number(_ option: String, _ text: String, _ limit: NumericLimit<Int>) throws(UsageError) -> Int {
@@ -66,6 +83,7 @@ enum DaemonArguments {
             switch argument {
             case "-h", "--help": return .help
             case "--version": return .version
+            case "--man": return .manual
             case "--state-dir": stateDirectory = try value(argument)
             case "--socket": socket = try value(argument)
             case "--max-active": configuration.maxActive = try number(argument, try value(argument), NumericLimits.transfers)
@@ -106,7 +124,9 @@ enum DaemonArguments {
                 }
                 level = parsed
             default:
-                throw UsageError(message: "unknown option '\(argument)' (see transferd --help)")
+                let closest = Spelling.closest(to: argument, among: HelpText(help).options)
+                throw UsageError(message: "unknown option '\(argument)'\(closest.map { "; did you mean '\($0)'?" } ?? "") "
+                    + "(see transferd --help)")
             }
             index += 1
         }

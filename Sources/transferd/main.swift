@@ -12,6 +12,9 @@ do {
     case .help:
         print(DaemonArguments.help)
         exit(ExitStatus.success.rawValue)
+    case .manual:
+        FileHandle.standardOutput.write(DaemonArguments.manual)
+        exit(ExitStatus.success.rawValue)
     case .version:
         print("transferd \(TransferdVersion.current)")
         exit(ExitStatus.success.rawValue)

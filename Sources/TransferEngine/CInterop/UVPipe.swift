@@ -3,28 +3,54 @@ import Glibc
 #endif
 import CTransferSupport
 
-/// A listening Unix-domain socket (0600) on the loop. Thread: the loop thread.
+/// A listening Unix-domain socket on the loop: one it binds (0600), or one it is handed
+/// (socket activation). Its handle owns the socket's descriptor and closes it. Thread: the
+/// loop thread.
 final class UVPipeListener {
     private let handle: UnsafeMutablePointer<uv_pipe_t>
     private let loop: UVLoop
     private let readBuffer = UVReadBuffer()
     private let onConnection: (UVPipeConnection) -> Void
 
-    init(loop: UVLoop, path: String, onConnection: @escaping (UVPipeConnection) -> Void) throws(UVError) {
+    /// Binds a new socket at `path`, owner-only.
+    convenience init(loop: UVLoop, path: String, onConnection: @escaping (UVPipeConnection) -> Void) throws(UVError) {
+        try self.init(loop: loop, onConnection: onConnection) { handle throws(UVError) in
+            // uv_pipe_chmod cannot express 0600: bind under a umask that leaves only the owner, then chmod.
+            let previous = umask(0o177)
+            let bound = uv_pipe_bind(handle, path)
+            umask(previous)
+            guard bound == 0 else { throw UVError(bound) }
+            chmod(path, 0o600)
+        }
+    }
+
+    /// Serves a socket that is already bound and listening (`SocketActivation`). The
+    /// descriptor belongs to the listener from this call on: it is closed with it, or at once
+    /// when this throws.
+    convenience init(loop: UVLoop, descriptor: Int32, onConnection: @escaping (UVPipeConnection) -> Void) throws(UVError) {
+        var adopted = false
+        defer { if !adopted { close(descriptor) } }
+        try self.init(loop: loop, onConnection: onConnection) { handle throws(UVError) in
+            let opened = uv_pipe_open(handle, descriptor)
+            guard opened == 0 else { throw UVError(opened) }
+            adopted = true
+        }
+    }
+
+    /// `attach` gives the new handle its socket (bind or open); then it listens.
+    private init(loop: UVLoop, onConnection: @escaping (UVPipeConnection) -> Void,
+                 attach: (UnsafeMutablePointer<uv_pipe_t>) throws(UVError) -> Void) throws(UVError) {
         self.loop = loop
         self.onConnection = onConnection
         handle = UVHandleMemory.allocate(uv_pipe_t.self)
         uv_pipe_init(loop.raw, handle, 0)
         UVHandleMemory.setData(handle, Unmanaged.passUnretained(self).toOpaque())
-        // uv_pipe_chmod cannot express 0600: bind under a umask that leaves only the owner, then chmod.
-        let previous = umask(0o177)
-        let bound = uv_pipe_bind(handle, path)
-        umask(previous)
-        guard bound == 0 else {
+        do {
+            try attach(handle)
+        } catch {
             UVHandleMemory.close(handle)
-            throw UVError(bound)
+            throw error
         }
-        chmod(path, 0o600)
         let stream = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self)
         let listening = uv_listen(stream, 128) { server, status in
             guard status == 0, let data = UVHandleMemory.data(server) else { return }

@@ -104,6 +104,32 @@ public final class ControlClient {
         }
     }
 
+    /// Sends a request without reading its answer, for a client that waits on several
+    /// connections at once (`firstReadable`, then `receive`): `wait --progress` follows the
+    /// event stream on one while its `wait` is pending on another.
+    public func post(_ request: ControlRequest) throws(Failure) {
+        guard var bytes = try? JSONStreamEncoder().encode(request) else { throw .invalidResponse("cannot encode request") }
+        bytes.append(UInt8(ascii: "\n"))
+        try writeAll(bytes)
+    }
+
+    /// The index of the first of `clients` with a response to read (one already received, or
+    /// bytes or the end of the connection waiting), waiting at most `timeout` seconds (nil:
+    /// forever); nil when none has one in time.
+    public static func firstReadable(_ clients: [ControlClient], timeout: Double?) -> Int? {
+        if let ready = clients.firstIndex(where: { !$0.lines.isEmpty }) { return ready }
+        let deadline = timeout.map { Monotonic.now + $0 }
+        var pollers = clients.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+        while true {
+            let milliseconds = deadline.map { Int32(max(0, min(($0 - Monotonic.now) * 1000 + 1, Double(Int32.max)))) } ?? -1
+            let ready = poll(&pollers, nfds_t(pollers.count), milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            if ready > 0 { return pollers.firstIndex { $0.revents != 0 } }
+            if let deadline, Monotonic.now >= deadline { return nil }
+            if ready < 0 { return nil }
+        }
+    }
+
     /// Reads the next response line: for requests the daemon answers with a stream (`events`
     /// with `follow`).
     public func receive(timeout: Double? = nil) throws(Failure) -> ControlResponse {

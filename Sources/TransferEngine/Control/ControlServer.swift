@@ -28,14 +28,26 @@ public final class ControlServer {
     private let onRequest: Handler
     private let onClose: (Int) -> Void
 
-    public init(loop: UVLoop, path: String, maxConnections: Int, logger: Logger, onRequest: @escaping Handler,
+    /// Where the server listens.
+    public enum Endpoint: Sendable {
+        /// A socket it binds at this path (0600).
+        case path(String)
+        /// A listening socket it is handed (`SocketActivation`); the server owns it from now on.
+        case descriptor(Int32)
+    }
+
+    public init(loop: UVLoop, endpoint: Endpoint, maxConnections: Int, logger: Logger, onRequest: @escaping Handler,
                 onClose: @escaping (Int) -> Void) throws(UVError) {
         precondition(maxConnections > 0)
         self.maxConnections = maxConnections
         self.logger = logger
         self.onRequest = onRequest
         self.onClose = onClose
-        listener = try UVPipeListener(loop: loop, path: path) { [unowned self] pipe in accept(pipe) }
+        let accept: (UVPipeConnection) -> Void = { [unowned self] pipe in self.accept(pipe) }
+        listener = switch endpoint {
+        case .path(let path): try UVPipeListener(loop: loop, path: path, onConnection: accept)
+        case .descriptor(let descriptor): try UVPipeListener(loop: loop, descriptor: descriptor, onConnection: accept)
+        }
     }
 
     /// A connection used for a stream of lines (`events --follow`).

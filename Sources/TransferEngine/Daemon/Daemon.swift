@@ -51,6 +51,13 @@ public final class Daemon {
 
     /// Runs until stopped by a signal. Throws when it cannot start.
     public func run() throws {
+        // First: the variables are unset before anything could start a child that inherits them.
+        let activated: SocketActivation.Socket?
+        do {
+            activated = try SocketActivation.take()
+        } catch {
+            throw Failure.cannotListen(socket: "the socket from systemd", reason: error.description)
+        }
         let paths = options.paths
         try Self.makePrivateDirectory(paths.directory)
         let stateFiles = [paths.lock, paths.database, paths.database + "-wal", paths.database + "-shm"]
@@ -100,17 +107,32 @@ public final class Daemon {
         scheduler.inbox = inbox
         let commands = CommandService(scheduler: scheduler)
 
-        unlink(paths.socket)  // we hold the lock: any socket file left there is stale
+        // A socket systemd handed over is systemd's file: served, never unlinked. Otherwise we
+        // hold the lock, so any socket file left at the path is stale.
+        let endpoint: ControlServer.Endpoint
+        let socketPath: String
+        if let activated {
+            endpoint = .descriptor(activated.descriptor)
+            socketPath = activated.path ?? paths.socket
+            if socketPath != paths.socket {
+                logger.warn("the socket from systemd is \(socketPath), not \(paths.socket): "
+                    + "transferctl needs --socket \(socketPath) (or TRANSFERD_SOCKET)")
+            }
+        } else {
+            unlink(paths.socket)
+            endpoint = .path(paths.socket)
+            socketPath = paths.socket
+        }
         let server: ControlServer
         do {
-            server = try ControlServer(loop: loop, path: paths.socket, maxConnections: descriptors.connections,
+            server = try ControlServer(loop: loop, endpoint: endpoint, maxConnections: descriptors.connections,
                                        logger: logger,
                                        onRequest: { [unowned commands] request, origin, reply in
                                            commands.handle(request, from: origin, reply: reply)
                                        },
                                        onClose: { [unowned commands] in commands.connectionClosed($0) })
         } catch {
-            throw Failure.cannotListen(socket: paths.socket, reason: error.description)
+            throw Failure.cannotListen(socket: socketPath, reason: error.description)
         }
         commands.streams = { [unowned server] in server.stream(for: $0) }
 
@@ -126,7 +148,7 @@ public final class Daemon {
             deadline.start(after: Self.shutdownDeadlineMilliseconds)
             server.close()
             scheduler.shutdown {
-                unlink(paths.socket)
+                if activated == nil { unlink(paths.socket) }
                 inbox.close()
                 loop.stop()
             }
@@ -134,7 +156,8 @@ public final class Daemon {
         let signals = [SIGTERM, SIGINT].map { UVSignal(loop: loop, signal: $0, stop) }
 
         scheduler.start(with: unfinished)
-        logger.info("transferd \(TransferdVersion.current) ready: \(unfinished.count) unfinished jobs, listening on \(paths.socket)")
+        logger.info("transferd \(TransferdVersion.current) ready: \(unfinished.count) unfinished jobs, listening on \(socketPath)"
+            + (activated == nil ? "" : " (socket from systemd)"))
         logger.info("file descriptors: \(descriptors.limit); up to \(descriptors.connections) control connections, "
             + "\(descriptors.reserve) kept for the store and transfers")
         loop.run()

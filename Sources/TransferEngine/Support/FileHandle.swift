@@ -6,12 +6,13 @@ import Glibc
 public enum FileHandle {
     case standardOutput, standardError
 
+    public var descriptor: Int32 { self == .standardOutput ? 1 : 2 }
+
     public func write(_ text: String) {
         write(Array(text.utf8))
     }
 
     public func write(_ bytes: [UInt8]) {
-        let descriptor: Int32 = self == .standardOutput ? 1 : 2
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }

@@ -18,12 +18,16 @@ final class Daemon {
     let environment: [String: String]
     /// RLIMIT_NOFILE to start under (`prlimit --nofile=SOFT:HARD`); nil inherits the test's.
     let fileLimit: (soft: Int, hard: Int)?
+    /// A program (and its arguments) that sets things up and execs the transferd path and
+    /// arguments that follow them, as the same process (socket activation's helper).
+    let launcher: [String]
     private let cli: CLI
     private(set) var child: ChildProcess?
 
     init(binaries: Binaries, stateDir: URL, logURL: URL, cli: CLI, extraArguments: [String] = [],
-         environment: [String: String] = [:], fileLimit: (soft: Int, hard: Int)? = nil) {
+         environment: [String: String] = [:], fileLimit: (soft: Int, hard: Int)? = nil, launcher: [String] = []) {
         self.fileLimit = fileLimit
+        self.launcher = launcher
         self.binaries = binaries
         self.stateDir = stateDir
         self.logURL = logURL
@@ -44,10 +48,14 @@ final class Daemon {
     func start() throws {
         guard !isRunning else { throw HarnessError("daemon already running") }
         // prlimit sets the limit on itself and execs transferd: the same process.
-        let (executable, launchArguments) = fileLimit.map { limit in
+        var (executable, launchArguments) = fileLimit.map { limit in
             (URL(fileURLWithPath: "/usr/bin/prlimit"),
              ["--nofile=\(limit.soft):\(limit.hard)", "--", binaries.transferd.path] + arguments)
         } ?? (binaries.transferd, arguments)
+        if let program = launcher.first {
+            launchArguments = Array(launcher.dropFirst()) + [executable.path] + launchArguments
+            executable = URL(fileURLWithPath: program)
+        }
         let process = try ChildProcess(executable: executable, arguments: launchArguments,
                                        stdoutURL: logURL, stderrURL: logURL, append: true, environment: environment)
         child = process

@@ -64,11 +64,13 @@ class IntegrationTestCase: XCTestCase {
     // MARK: helpers shared by the tests
 
     /// Stops the test's daemon and starts it again on the same state directory and log, with
-    /// `arguments` and, when given, under RLIMIT_NOFILE `fileLimit`.
-    func restartDaemon(arguments: [String] = daemonArguments, fileLimit: (soft: Int, hard: Int)? = nil) throws {
+    /// `arguments` and, when given, under RLIMIT_NOFILE `fileLimit` or through `launcher`.
+    func restartDaemon(arguments: [String] = daemonArguments, fileLimit: (soft: Int, hard: Int)? = nil,
+                       launcher: [String] = []) throws {
         daemon.stop()
         daemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
-                        extraArguments: arguments, environment: Self.daemonEnvironment, fileLimit: fileLimit)
+                        extraArguments: arguments, environment: Self.daemonEnvironment, fileLimit: fileLimit,
+                        launcher: launcher)
         try daemon.start()
     }
 
