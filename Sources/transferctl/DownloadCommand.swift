@@ -4,14 +4,21 @@ import TransferEngine
 /// `transferctl download URL -o PATH [options]`: queue a download, print its id.
 struct DownloadCommand: Subcommand {
     static let help = """
-        usage: transferctl download URL -o PATH [options]
+        usage: transferctl download URL -o PATH|-o DIR/|-O [options]
                transferctl download --resume-data FILE [-o PATH] [options]
 
         Queues a download and prints the new job's id. The file appears at PATH only once
-        it is complete (and verified with --sha256).
+        it is complete (and verified with --sha256). Into a directory (-o DIR/ with a
+        trailing slash, -o naming an existing directory, or -O for the current one) the file
+        is named from the server's answer: its Content-Disposition filename, else the last
+        segment of the final URL, made safe (no '/', '..', control characters or leading
+        dots); show tells the name once the answer has come.
 
         options:
-          -o, --output PATH       destination file (required unless --resume-data gives it)
+          -o, --output PATH|DIR/  destination file, or the directory to save it in
+          -O, --remote-name       save it in the current directory, named by the server
+          --on-exists WHAT        when the destination exists: fail (default), overwrite, or
+                                  rename (to 'name (1).ext', 'name (2).ext', ...)
           -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
           --cacert FILE           trust this CA bundle (PEM) for https
           --pinned-pubkey PIN     require the server key 'sha256//BASE64'
@@ -21,7 +28,7 @@ struct DownloadCommand: Subcommand {
           --location-trusted      send secret headers (Authorization, Cookie, X-Api-Key, ...)
                                   to any host a redirect leads to (default: only to the URL's)
           --sha256 HEX            verify the finished file before it appears
-          --overwrite             replace an existing destination
+          --overwrite             replace an existing destination (--on-exists overwrite)
           --max-filesize SIZE     fail (too_large) and remove the partial file past SIZE, e.g. 10G
           --resume-data FILE      continue from resume data exported by 'resume-data ID'
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
@@ -36,12 +43,21 @@ struct DownloadCommand: Subcommand {
         examples:
           transferctl download https://example.com/big.iso -o ~/big.iso
           transferctl download https://example.com/a.tar --sha256 9f86d0... -o /data/a.tar
+          transferctl download 'https://example.com/get?id=7' -o ~/Downloads/ --on-exists rename
         """
 
     var job: NewJob
 
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> DownloadCommand {
         let output = try arguments.option("-o", "--output")
+        let remoteName = arguments.flag("-O", "--remote-name")
+        var onExists: OnExists?
+        if let text = try arguments.option("--on-exists") {
+            guard let value = OnExists(rawValue: text) else {
+                throw UsageError("--on-exists must be fail, overwrite or rename, got '\(text)'")
+            }
+            onExists = value
+        }
         let sha256 = try arguments.option("--sha256")
         let overwrite = arguments.flag("--overwrite")
         let resumeFile = try arguments.option("--resume-data")
@@ -61,17 +77,34 @@ struct DownloadCommand: Subcommand {
         guard let url = positionals.first ?? resumeData?.url else {
             throw UsageError("download needs a URL (see transferctl download --help)")
         }
-        guard let path = output ?? resumeData?.path else {
-            throw UsageError("download needs a destination: -o PATH")
+        guard !(remoteName && output != nil) else { throw UsageError("give -o or -O, not both") }
+        // Into a directory: -O, -o DIR/ (a trailing slash), or -o naming an existing directory.
+        var directory: String?
+        if remoteName {
+            directory = StatePaths.absolute(".")
+        } else if let output, output.hasSuffix("/") || PartialFile.existing(at: StatePaths.absolute(output))?.isDirectory == true {
+            directory = StatePaths.absolute(output)
+        }
+        let path: String?
+        if directory != nil {
+            guard resumeData == nil else { throw UsageError("resume data names its file: give -o PATH, not a directory") }
+            path = nil
+        } else {
+            guard let given = output ?? resumeData?.path else {
+                throw UsageError("download needs a destination: -o PATH, -o DIR/ or -O")
+            }
+            path = StatePaths.absolute(given)
         }
         // Exported resume data carries the non-secret headers; -H replaces them.
         let requestHeaders = common.headers.isEmpty ? resumeData?.headers ?? [] : common.headers
-        var job = NewJob(kind: .download, url: url, path: StatePaths.absolute(path), headers: requestHeaders,
+        var job = NewJob(kind: .download, url: url, path: path, headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
                          resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
         job.umask = ProcessIdentity.umask
         job.maxFilesize = maxFilesize
+        job.outputDirectory = directory
+        job.onExists = onExists
         return DownloadCommand(job: job)
     }
 

@@ -27,6 +27,7 @@ enum JobFormatter {
     static func what(_ job: Job) -> String {
         switch job.kind {
         case .download:
+            if job.path == nil, let directory = job.outputDirectory { return "download into \(directory)/ (named by the server)" }
             return "download to \(job.path ?? "?")"
         case .upload:
             if let raw = job.upload?.raw { return "upload of \(raw.path) to \(job.url)" }
@@ -46,7 +47,8 @@ enum JobFormatter {
         field("method", job.method)
         field("idem. key", job.idempotencyKey)
         if job.retryUnsafe { field("retries", "also when the server may have acted on the request (--retry-unsafe)") }
-        field("path", job.path)
+        field("path", job.path ?? job.outputDirectory.map { "\($0)/ (the server's answer names the file)" })
+        if job.existing != .fail { field("if exists", job.existing.rawValue) }
         for part in job.upload?.form ?? [] {
             switch part {
             case .field(let name, let value): field("field", "\(name)=\(value)")

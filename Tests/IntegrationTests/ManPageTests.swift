@@ -30,7 +30,7 @@ final class ManPageTests: IntegrationTestCase {
         let rendered = cli.runner.run(URL(fileURLWithPath: "/bin/sh"),
                                       ["-c", "MANWIDTH=200 man -l \"$0\" 2>/dev/null",
                                        Self.repository.appendingPathComponent("man/transferctl.1").path], timeout: 30)
-        for synopsis in ["transferctl download URL -o PATH [options]", "transferctl completion bash|zsh|fish",
+        for synopsis in ["transferctl download URL -o PATH|-o DIR/|-O [options]", "transferctl completion bash|zsh|fish",
                          "transferctl wait ID... | --batch B | --all [--timeout SECONDS] [--progress]",
                          "transferctl - controls transferd, the resumable transfer daemon", "transferd(8)"] {
             XCTAssertTrue(rendered.stdout.contains(synopsis), "transferctl(1) shows '\(synopsis)':\n\(rendered.stdout)")

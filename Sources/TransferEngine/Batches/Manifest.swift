@@ -103,19 +103,24 @@ private struct CommonFields: Decodable {
 
 private struct DownloadLine: Decodable {
     var url: String
-    var output: String
+    /// The file, or (`outputDir`) the directory it is saved in, named by the server.
+    var output: String?
+    var outputDir: String?
     var sha256: String?
     var overwrite: Bool?
+    var onExists: OnExists?
     var maxFilesize: SizeValue?
     var common: CommonFields
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case url, output, sha256, overwrite, maxFilesize }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case url, output, outputDir, sha256, overwrite, onExists, maxFilesize }
 
     init(from decoder: any Decoder) throws {
         try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "download")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         url = try container.decode(String.self, forKey: .url)
-        output = try container.decode(String.self, forKey: .output)
+        output = try container.decodeIfPresent(String.self, forKey: .output)
+        outputDir = try container.decodeIfPresent(String.self, forKey: .outputDir)
+        onExists = try container.decodeIfPresent(OnExists.self, forKey: .onExists)
         sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
         overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite)
         maxFilesize = try container.decodeIfPresent(SizeValue.self, forKey: .maxFilesize)
@@ -123,14 +128,27 @@ private struct DownloadLine: Decodable {
     }
 
     func job() throws -> NewJob {
-        guard !output.isEmpty, !output.hasSuffix("/") else {
-            throw Manifest.LineError.Reason("\"output\" must name a file, got '\(output)'")
+        var path: String?
+        var directory: String?
+        switch (output, outputDir) {
+        case (let output?, nil):
+            guard !output.isEmpty, !output.hasSuffix("/") else {
+                throw Manifest.LineError.Reason("\"output\" must name a file, got '\(output)' (a directory goes in \"outputDir\")")
+            }
+            path = StatePaths.absolute(output)
+        case (nil, let outputDir?):
+            guard !outputDir.isEmpty else { throw Manifest.LineError.Reason("\"outputDir\" must name a directory") }
+            directory = StatePaths.absolute(outputDir)
+        default:
+            throw Manifest.LineError.Reason("a download needs \"output\" (a file) or \"outputDir\" (a directory), not both")
         }
-        var job = NewJob(kind: .download, url: url, path: StatePaths.absolute(output), headers: common.headers ?? [],
+        var job = NewJob(kind: .download, url: url, path: path, headers: common.headers ?? [],
                          sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
                          limit: common.limitRate?.bytesPerSecond, retries: try common.retries(), paused: common.paused ?? false,
                          tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
         job.maxFilesize = maxFilesize?.bytes
+        job.outputDirectory = directory
+        job.onExists = onExists
         return job
     }
 }

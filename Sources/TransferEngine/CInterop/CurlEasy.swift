@@ -144,6 +144,13 @@ public final class CurlEasy {
         socketErrno.deallocate()
     }
 
+    /// The URL of the last request (after the redirects libcurl followed).
+    public var effectiveURL: String? {
+        var url: UnsafePointer<CChar>?
+        _ = tds_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url)
+        return url.map { String(cString: $0) }
+    }
+
     /// The status code of the last response (0 before one arrived).
     public var responseCode: Int {
         var code = 0

@@ -22,7 +22,12 @@ public enum CurlCommand {
                let validator = Validators(etag: resume.etag, lastModified: resume.lastModified).ifRange {
                 words += ["--continue-at", "\(resume.bytesReceived)", "-H", "If-Range: \(validator)"]
             }
-            words += ["--output", resume?.partialPath ?? job.partialPath ?? job.path ?? "-"]
+            if job.path == nil, let directory = job.outputDirectory {
+                // Not named yet: curl names it from the same answer (-O -J).
+                words += ["--output-dir", directory, "--remote-name", "--remote-header-name"]
+            } else {
+                words += ["--output", resume?.partialPath ?? job.partialPath ?? job.path ?? "-"]
+            }
         case .upload:
             if let form = job.upload?.form {
                 if job.method != "POST" { words += ["--request", job.method ?? "POST"] }

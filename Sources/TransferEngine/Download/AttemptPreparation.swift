@@ -54,15 +54,17 @@ enum AttemptPreparation: Sendable {
     static func open(_ plan: Plan) throws -> AttemptPreparation {
         let job = plan.job
         if job.kind == .upload { return try openUpload(job, collections: plan.collections) }
-        guard let destination = job.path, let partialPath = job.partialPath else {
+        guard let partialPath = job.partialPath else {
             throw TransferError.io(path: "", operation: "download without a destination", errno: 0)
         }
+        // nil until the server's answer names a download into a directory.
+        let destination = job.path
         var resume = plan.resume ?? ResumeState(partialPath: partialPath)
         if resume.finalizing {
             if PartialFile.exists(resume.partialPath) {
                 return .finalize(try PartialFile(path: resume.partialPath), resume)
             }
-            if PartialFile.exists(destination) { return .alreadyComplete }
+            if let destination, PartialFile.exists(destination) { return .alreadyComplete }
             resume = ResumeState(partialPath: resume.partialPath)
         }
         let file = try PartialFile(path: resume.partialPath, directoryMode: FileModes(umask: job.umask).directory)

@@ -6,6 +6,8 @@ final class DownloadTransfer: Transfer {
         case receiving
         /// A 200 replaced a resumed entity: writes wait until the old bytes are gone.
         case awaitingTruncation
+        /// A download into a directory: writes wait until the name the answer gives is recorded.
+        case awaitingName
         case stopped
     }
 
@@ -56,6 +58,10 @@ final class DownloadTransfer: Transfer {
     var onCheckpointDue: (DownloadTransfer) -> Void = { _ in }
     /// Asks the owner to start writeback of this range of the file (off the loop thread).
     var onWritebackDue: (PartialFile, Range<Int64>) -> Void = { _, _ in }
+    /// A download into a directory without a name yet: the answer names it (`onNameChosen`; the
+    /// owner calls `named()` once that is recorded, or `namingFailed`).
+    var namesFile = false
+    var onNameChosen: (DownloadTransfer, String) -> Void = { _, _ in }
 
     /// Paces the transfer against its own and the global download limit.
     let pacer: Pacer
@@ -67,7 +73,7 @@ final class DownloadTransfer: Transfer {
     /// The Location of the last redirect: what was refused if libcurl would not follow it.
     private(set) var redirect: String?
     private(set) var lastActivity = Monotonic.now
-    var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation }
+    var isThrottled: Bool { pacer.isWaiting || phase == .awaitingTruncation || phase == .awaitingName }
 
     /// A request for `url` with `headers`. `redirects` says whether libcurl may follow its
     /// redirects; when not, a redirect ends it with `AttemptOutcome.redirect`.
@@ -171,6 +177,20 @@ final class DownloadTransfer: Transfer {
         easy.unpause()
     }
 
+    /// The name the answer gave is recorded: the body may be written.
+    func named() {
+        guard phase == .awaitingName else { return }
+        phase = .receiving
+        easy.unpause()
+    }
+
+    /// The name the answer gave cannot be used (taken, or not recorded): the attempt ends with `error`.
+    func namingFailed(_ error: TransferError) {
+        verdict = .failed(error)
+        phase = .stopped
+        easy.unpause()
+    }
+
     /// A checkpoint or truncation could not be made durable; the bytes stay unrecorded.
     func durabilityFailed() { finishDurability() }
 
@@ -232,7 +252,7 @@ final class DownloadTransfer: Transfer {
             status = head.status
             if refusesSize(total) { return false }
             resume.bytesTotal = total
-            phase = .receiving
+            receive(head)
             return true
         case .writeFromStart(let validators, let total):
             status = head.status
@@ -240,7 +260,7 @@ final class DownloadTransfer: Transfer {
             resume.validators = validators
             resume.bytesTotal = total
             truncateBeforeWriting = offset > 0
-            phase = .receiving
+            receive(head)
             return true
         case .complete:
             status = head.status
@@ -258,6 +278,18 @@ final class DownloadTransfer: Transfer {
         }
     }
 
+    /// The body follows: written at once, or once the name the answer gives is recorded.
+    private func receive(_ head: ResponseHead) {
+        guard namesFile else {
+            phase = .receiving
+            return
+        }
+        namesFile = false
+        phase = .awaitingName
+        onNameChosen(self, ServerFileName.choose(contentDisposition: head.fields["content-disposition"],
+                                                 url: easy.effectiveURL ?? url))
+    }
+
     /// An announced size past `maxFilesize` ends the attempt (its verdict: `too_large`) before a
     /// byte of its body is written.
     private func refusesSize(_ total: Int64?) -> Bool {
@@ -270,7 +302,7 @@ final class DownloadTransfer: Transfer {
         switch phase {
         case .receiving:
             break
-        case .awaitingTruncation:
+        case .awaitingTruncation, .awaitingName:
             return .pause
         case .awaitingHead, .stopped:
             return .abort

@@ -25,6 +25,12 @@ public final class PartialFile: @unchecked Sendable {
         return "\(directory).\(name).transferd-part"
     }
 
+    /// `<dir>/.transferd-job-<id>.transferd-part`: the partial file of a download whose name the
+    /// server gives, named before that is known.
+    public static func partialPath(in directory: String, job: JobID) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + ".transferd-job-\(job).transferd-part"
+    }
+
     /// Opens (creating it owner-only, and the directories it needs with `directoryMode`) without
     /// following a symlink planted at `path`, and takes its lock (`busy` when another process
     /// holds it). A file someone else planted there is never adopted: it is replaced by a new,
@@ -164,6 +170,7 @@ public final class PartialFile: @unchecked Sendable {
     public struct Existing: Equatable, Sendable {
         /// A regular file (not a directory, device, FIFO, socket or symlink).
         public var isRegularFile: Bool
+        public var isDirectory: Bool
         public var size: Int64
     }
 
@@ -171,7 +178,8 @@ public final class PartialFile: @unchecked Sendable {
     public static func existing(at path: String) -> Existing? {
         var info = stat()
         guard RawPath.withCString(path, { lstat($0, &info) }) == 0 else { return nil }
-        return Existing(isRegularFile: (info.st_mode & S_IFMT) == S_IFREG, size: Int64(info.st_size))
+        return Existing(isRegularFile: (info.st_mode & S_IFMT) == S_IFREG, isDirectory: (info.st_mode & S_IFMT) == S_IFDIR,
+                        size: Int64(info.st_size))
     }
 
     public static func exists(_ path: String) -> Bool {

@@ -2,7 +2,7 @@
 /// redacted (`Redaction`): the daemon keeps jobs in its store, never as this JSON.
 extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, kind, state, stateReason, url, path, partialPath, headers, sha256, overwrite, bytesDone,
+        case id, kind, state, stateReason, url, path, outputDir, partialPath, headers, sha256, overwrite, onExists, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
              createdAt, updatedAt, finishedAt, startedAt, rate, etaSeconds, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
              retryUnsafe, maxFilesize, waitReason
@@ -16,10 +16,12 @@ extension Job: Codable {
         try container.encode(stateReason, forKey: .stateReason)
         try container.encode(Redaction.url(url), forKey: .url)
         try container.encode(path, forKey: .path)
+        try container.encode(outputDirectory, forKey: .outputDir)
         try container.encode(partialPath, forKey: .partialPath)
         try container.encode(Redaction.headers(headers), forKey: .headers)
         try container.encode(sha256, forKey: .sha256)
         try container.encode(overwrite, forKey: .overwrite)
+        try container.encode(existing, forKey: .onExists)
         try container.encode(bytesDone, forKey: .bytesDone)
         try container.encode(bytesTotal, forKey: .bytesTotal)
         try container.encode(attempts, forKey: .attempts)
@@ -58,9 +60,11 @@ extension Job: Codable {
         stateReason = try container.decodeIfPresent(String.self, forKey: .stateReason)
         url = try container.decode(String.self, forKey: .url)
         path = try container.decodeIfPresent(String.self, forKey: .path)
+        outputDirectory = try container.decodeIfPresent(String.self, forKey: .outputDir)
         headers = try container.decodeIfPresent([String].self, forKey: .headers) ?? []
         sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
         overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite) ?? false
+        onExists = try container.decodeIfPresent(OnExists.self, forKey: .onExists) ?? .fail
         bytesDone = try container.decode(Int64.self, forKey: .bytesDone)
         bytesTotal = try container.decodeIfPresent(Int64.self, forKey: .bytesTotal)
         attempts = try container.decode(Int.self, forKey: .attempts)

@@ -7,9 +7,14 @@ public struct Job: Equatable, Sendable {
     public var stateReason: String?
     public var url: String
     public var path: String?
+    /// A download into a directory: where it goes, its name chosen from the server's answer
+    /// (`ServerFileName`); `path` is nil until then.
+    public var outputDirectory: String?
     public var headers: [String]
     public var sha256: String?
     public var overwrite: Bool
+    /// What to do when the destination exists (`overwrite` says `.overwrite` too).
+    public var onExists: OnExists = .fail
     public var priority: Priority
     public var batch: Int64?
     public var limit: Int64?
@@ -63,9 +68,14 @@ public struct Job: Equatable, Sendable {
     /// The partial file a download writes before it is complete: a hidden sibling of the
     /// destination, so the final rename never crosses filesystems.
     public var partialPath: String? {
-        guard kind == .download, let path else { return nil }
-        return PartialFile.partialPath(for: path)
+        guard kind == .download else { return nil }
+        // Named by the server: a name the job's id gives, decided before the server's is known.
+        if let outputDirectory { return PartialFile.partialPath(in: outputDirectory, job: id) }
+        return path.map(PartialFile.partialPath(for:))
     }
+
+    /// What happens when the destination exists, `--overwrite` included.
+    public var existing: OnExists { overwrite ? .overwrite : onExists }
 }
 
 /// What a client asks the daemon to queue.
@@ -73,9 +83,13 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var kind: JobKind
     public var url: String
     public var path: String?
+    /// A download into this directory, named by the server (instead of `path`).
+    public var outputDirectory: String?
     public var headers: [String]
     public var sha256: String?
     public var overwrite: Bool
+    /// nil: `fail`, or `overwrite` when `overwrite` is set.
+    public var onExists: OnExists?
     public var priority: Priority
     public var batch: Int64?
     public var limit: Int64?

@@ -7,8 +7,21 @@ enum JobValidation {
         try validateURL(job.url)
         try validateCommon(job)
         guard job.kind == .download else { return }
+        if let directory = job.outputDirectory {
+            guard job.path == nil else { throw JobRefusal.invalid("a download has a destination file or a directory, not both") }
+            guard directory.hasPrefix("/") else {
+                throw JobRefusal.invalid("the output directory must be an absolute path: \(directory)")
+            }
+            if let existing = PartialFile.existing(at: directory), !existing.isDirectory {
+                throw JobRefusal.invalid("\(directory) is not a directory")
+            }
+            guard job.resumeData == nil else {
+                throw JobRefusal.invalid("resume data names its file: give -o PATH, not a directory")
+            }
+            return
+        }
         guard let path = job.path, !path.isEmpty else {
-            throw JobRefusal.invalid("a download needs a destination: -o PATH")
+            throw JobRefusal.invalid("a download needs a destination: -o PATH, -o DIR/ or -O")
         }
         guard path.hasPrefix("/") else {
             throw JobRefusal.invalid("the destination must be an absolute path: \(path)")
@@ -19,7 +32,9 @@ enum JobValidation {
         if let existing = PartialFile.existing(at: path) {
             // Only a regular file is ever replaced, with --overwrite.
             guard existing.isRegularFile else { throw JobRefusal.invalid(TransferError.notRegularFile(path: path).message) }
-            guard job.overwrite else { throw JobRefusal.invalid(TransferError.destinationExists(path: path).message) }
+            guard job.overwrite || job.onExists == .overwrite || job.onExists == .rename else {
+                throw JobRefusal.invalid(TransferError.destinationExists(path: path).message)
+            }
         }
         if let resume = job.resumeData {
             try validate(resume, for: path)

@@ -41,6 +41,30 @@ extension Scheduler {
         }
     }
 
+    /// The answer to a download into a directory named its file: records the name (as the job's
+    /// `onExists` says when it is taken) before the body is written.
+    func name(_ transfer: DownloadTransfer, _ name: String) {
+        let id = transfer.jobID
+        guard let job = core.jobs[id]?.job, let directory = job.outputDirectory else { return transfer.named() }
+        let onExists = job.existing
+        let step = durableStep(of: transfer)
+        stored({ store in try store.name(id, directory: directory, name, onExists: onExists) }) { scheduler, result in
+            guard let transfer = scheduler.finished(step) else { return }  // the attempt ended meanwhile
+            switch result {
+            case .success(let path):
+                scheduler.logger.info("job \(id): the server's answer names it \(path)")
+                scheduler.feed(.named(id, path: path))
+                transfer.named()
+            case .failure(let error as TransferError):
+                transfer.namingFailed(error)
+            case .failure(let refusal as DestinationRefusal):
+                transfer.namingFailed(.local(refusal.message))
+            case .failure(let error):
+                transfer.namingFailed(.io(path: directory, operation: "record the name: \(error)", errno: 0))
+            }
+        }
+    }
+
     /// A 200 replaced the entity we were continuing: empty the partial file, record the new
     /// entity at 0 bytes, then let the paused transfer write from the start.
     func truncate(_ transfer: DownloadTransfer) {
@@ -82,8 +106,12 @@ extension Scheduler {
         report.resume = state
         let finished = report
         let inbox = inbox!
-        let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: job.path ?? "",
-                                        replacing: job.overwrite, mode: FileModes(umask: job.umask).file) { result in
+        guard let destination = job.path else {
+            return feed(.finalized(id, report, .failure(.io(path: file.path, operation: "finish: the server never named the file",
+                                                            errno: 0))))
+        }
+        let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
+                                        replacing: job.existing == .overwrite, mode: FileModes(umask: job.umask).file) { result in
             inbox.post { $0.feed(.finalized(id, finished, result.map { state.bytesDurable })) }
         }
         guard let expected = job.sha256?.lowercased() else { return finishGroup.finish(finish) }

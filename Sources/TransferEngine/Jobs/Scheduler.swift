@@ -312,6 +312,8 @@ public final class Scheduler {
             transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
             transfer.onWritebackDue = { [files] file, range in files.async { file.startWriteback(range) } }
             transfer.onNeedsTruncation = { [unowned self] in truncate($0) }
+            transfer.namesFile = job.path == nil && job.outputDirectory != nil
+            transfer.onNameChosen = { [unowned self] in name($0, $1) }
             if first { logger.debug("job \(id): attempt \(attempt) from byte \(resume.bytesDurable)") }
             return transfer
         }

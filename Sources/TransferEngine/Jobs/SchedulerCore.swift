@@ -68,6 +68,7 @@ struct SchedulerCore {
             for batch in batches { actions.append(.batchEnded(batch, announce: false)) }
         case .hookDue(let hook): enqueue(hook)
         case .limit(let id, let limit): jobs[id]?.job.limit = limit
+        case .named(let id, let path): jobs[id]?.job.path = path
         case .adopted(let job): adopt(job, now: now)
         case .command(let command, let id, let loaded, let ack): perform(command, id, loaded: loaded, ack: ack, now: now)
         case .destinationClaimed(let id, let result): claimed(id, result, now: now)

@@ -53,6 +53,11 @@ struct JobRow {
         job.retryUnsafe = row.bool()
         job.waitReason = row.optionalText().map { check.word($0, "wait_reason", default: WaitReason.backoff) }
         job.startedAt = check.number(&row, "started_at", NumericLimits.time).map(Timestamp.init(rawValue:))
+        job.outputDirectory = row.optionalText()
+        job.onExists = row.optionalText().map { check.word($0, "on_exists", default: OnExists.fail) } ?? .fail
+        if kind == .download, path == nil, job.outputDirectory == nil {
+            check.note("path", "a download with neither a path nor an output directory")
+        }
         if (state == .waiting) != (job.waitReason != nil) {
             check.note("wait_reason", "a \(state.rawValue) job with wait_reason \(job.waitReason?.rawValue ?? "NULL")")
         }

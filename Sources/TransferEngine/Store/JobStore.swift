@@ -32,7 +32,8 @@ public final class JobStore {
         id, kind, state, state_reason, url, path, headers, sha256, overwrite, priority, batch_id,
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
-        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason, started_at
+        on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason, started_at,
+        output_dir, on_exists
         """
 
     /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
@@ -46,21 +47,26 @@ public final class JobStore {
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let method = upload == nil ? String?.none : new.method
         return try connection.transaction {
-            let destination = try new.kind == .download ? new.path.map { try claimableDestination($0, for: nil) } : nil
+            var path = new.path
+            var claimed: String?
+            if new.kind == .download, let wanted = new.path {
+                (path, claimed) = try destination(wanted, for: nil, onExists: new.onExists ?? .fail)
+            }
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
                                   method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
-                                  idempotency_key, retry_unsafe)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  idempotency_key, retry_unsafe, output_dir, on_exists)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
-                new.paused ? "created paused" : String?.none, new.url, new.path, headers, new.sha256,
-                new.overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
+                new.paused ? "created paused" : String?.none, new.url, path, headers, new.sha256,
+                new.overwrite || new.onExists == .overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
                 method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
-                destination, new.umask, new.maxFilesize,
-                IdempotencyKey.make(method: method, headers: new.headers), new.retryUnsafe ?? false)
+                claimed, new.umask, new.maxFilesize,
+                IdempotencyKey.make(method: method, headers: new.headers), new.retryUnsafe ?? false,
+                new.kind == .download ? new.outputDirectory : nil, new.onExists?.rawValue)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }
@@ -81,6 +87,41 @@ public final class JobStore {
                                           [canonical, id?.rawValue]) { JobID(rawValue: $0.int64()) }
         if let owner = owners.first { throw DestinationRefusal.taken(path: path, owner: owner) }
         return canonical
+    }
+
+    /// The destination `id` may claim for `path`, and its canonical spelling: `path` itself, or,
+    /// with `rename`, the first of `name (1).ext`, `name (2).ext`, … that neither exists nor
+    /// belongs to another unfinished job. Throws a `DestinationRefusal` when none is free.
+    func destination(_ path: String, for id: JobID?, onExists: OnExists) throws -> (path: String, canonical: String) {
+        guard onExists == .rename else { return (path, try claimableDestination(path, for: id)) }
+        let directory = PartialFile.directory(of: path)
+        let name = String(path.split(separator: "/").last ?? "")
+        for number in 0..<1000 {
+            let candidate = number == 0 ? path : (directory == "/" ? "/" : directory + "/") + ServerFileName.numbered(name, number)
+            guard PartialFile.existing(at: candidate) == nil else { continue }
+            do {
+                return (candidate, try claimableDestination(candidate, for: id))
+            } catch DestinationRefusal.taken {
+                continue
+            }
+        }
+        throw DestinationRefusal.taken(path: path, owner: id ?? JobID(rawValue: 0))
+    }
+
+    /// Names a download into a directory: `name` in its directory, as `onExists` says when that
+    /// is taken (`fail`: a file there, or another job's, refuses it). Records the path and claims
+    /// it; returns the path.
+    public func name(_ id: JobID, directory: String, _ name: String, onExists: OnExists) throws -> String {
+        let wanted = (directory.hasSuffix("/") ? directory : directory + "/") + name
+        return try connection.transaction {
+            if onExists != .rename, let existing = PartialFile.existing(at: wanted) {
+                guard existing.isRegularFile else { throw TransferError.notRegularFile(path: wanted) }
+                guard onExists == .overwrite else { throw TransferError.destinationExists(path: wanted) }
+            }
+            let (path, canonical) = try destination(wanted, for: id, onExists: onExists)
+            try connection.run("UPDATE jobs SET path = ?, destination = ? WHERE id = ?", path, canonical, id.rawValue)
+            return path
+        }
     }
 
     /// Makes job `id` the owner of its destination again (before a failed download is retried).

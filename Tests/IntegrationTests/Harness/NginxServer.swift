@@ -27,10 +27,17 @@ struct AccessLogEntry {
 /// - `/slow-norange/`  both of the above, so a no-Range transfer lasts long enough to pause
 /// - `/status/404`, `/status/500`
 /// - `/dav/`           WebDAV `PUT` into its own directory (`davRoot`), creating directories
+/// - `/named/`, `/named-utf8/`, `/named-evil/`, `/named-slow/`  with a `Content-Disposition`
+///                     filename: `report 2026.pdf`; `€ rates.txt` (RFC 8187, beside a plain
+///                     fallback); `../../evil/.bashrc`; `report 2026.pdf` at `slowRate`
 final class NginxServer {
     enum Location: String {
         case files, norange, slow
         case slowNoRange = "slow-norange"
+        case named
+        case namedUTF8 = "named-utf8"
+        case namedEvil = "named-evil"
+        case namedSlow = "named-slow"
     }
 
     static let executable = "/usr/sbin/nginx"
@@ -120,6 +127,16 @@ final class NginxServer {
                 location /norange/ { alias \(root); max_ranges 0; }
                 location /slow/ { alias \(root); limit_rate \(slowRate); }
                 location /slow-norange/ { alias \(root); limit_rate \(slowRate); max_ranges 0; }
+                location /named/ { alias \(root); add_header Content-Disposition 'attachment; filename="report 2026.pdf"'; }
+                location /named-utf8/ {
+                    alias \(root);
+                    add_header Content-Disposition "attachment; filename=\\"fallback.txt\\"; filename*=UTF-8''%E2%82%AC%20rates.txt";
+                }
+                location /named-evil/ { alias \(root); add_header Content-Disposition 'attachment; filename="../../evil/.bashrc"'; }
+                location /named-slow/ {
+                    alias \(root); limit_rate \(slowRate);
+                    add_header Content-Disposition 'attachment; filename="report 2026.pdf"';
+                }
                 location /dav/ {
                     alias \(davRoot.path)/;
                     dav_methods PUT;
