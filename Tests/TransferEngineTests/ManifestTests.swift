@@ -242,7 +242,7 @@ import Testing
 
     @Test func aMissingRequiredFieldIsNamed() {
         #expect(failure(#"{"download":{"url":"http://h/a"}}"#)
-                == Manifest.LineError(line: 1, message: "missing field 'download.output'"))
+                == Manifest.LineError(line: 1, message: "missing field 'download.output' (a file; or 'download.outputDir', a directory)"))
         #expect(failure(#"{"upload":{"file":"/a"}}"#)
                 == Manifest.LineError(line: 1, message: "missing field 'upload.url'"))
     }

@@ -139,8 +139,10 @@ private struct DownloadLine: Decodable {
         case (nil, let outputDir?):
             guard !outputDir.isEmpty else { throw Manifest.LineError.Reason("\"outputDir\" must name a directory") }
             directory = StatePaths.absolute(outputDir)
-        default:
-            throw Manifest.LineError.Reason("a download needs \"output\" (a file) or \"outputDir\" (a directory), not both")
+        case (nil, nil):
+            throw Manifest.LineError.Reason("missing field 'download.output' (a file; or 'download.outputDir', a directory)")
+        case (_?, _?):
+            throw Manifest.LineError.Reason("a download has \"output\" (a file) or \"outputDir\" (a directory), not both")
         }
         var job = NewJob(kind: .download, url: url, path: path, headers: common.headers ?? [],
                          sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
