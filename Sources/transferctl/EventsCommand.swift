@@ -90,6 +90,8 @@ enum EventFormatter {
         switch event.type {
         case .jobCreated:
             parts.append("created" + (event.reason.map { ": \($0)" } ?? ""))
+        case .jobModified:
+            parts.append("modified" + (event.reason.map { ": \($0)" } ?? ""))
         case .state:
             var text = "\(event.from?.rawValue ?? "?") -> \(event.state?.rawValue ?? "?")"
             if let reason = event.reason { text += " (\(reason))" }

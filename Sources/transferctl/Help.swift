@@ -14,6 +14,7 @@ enum Help {
           resume ID...|--all|--batch B  continue paused jobs
           cancel ID...|--batch B  cancel; partial data is removed
           retry ID...             queue failed jobs again
+          modify ID [--url U] [-H ..] ...   change a job that is not transferring
           wait ID...|--batch B    block until the jobs end (exit 1 if any failed)
           batch submit FILE|-     queue a JSON Lines manifest as one batch (all or nothing)
           batch create|list|show  an empty batch for --batch B; batch totals

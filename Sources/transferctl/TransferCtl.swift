@@ -15,6 +15,7 @@ enum TransferCtl {
         "wait": WaitCommand.self,
         "resume-data": ResumeDataCommand.self,
         "stats": StatsCommand.self,
+        "modify": ModifyCommand.self,
         "limit": LimitCommand.self,
         "events": EventsCommand.self,
         "watch": WatchCommand.self,

@@ -425,3 +425,33 @@ import Testing
         #expect(driver.job(1)?.updatedAt == driver.now)
     }
 }
+
+/// `modify` of a queued job: it waits under its new priority and host; the old place is dropped.
+@Suite struct ModifyCoreTests {
+    @Test func aQueuedJobMovesToItsNewPriorityAndHost() {
+        var driver = CoreDriver(maxActive: 1, maxPerHost: 1)
+        driver.send(.adopted(makeJob(1)))  // running: holds the one slot
+        driver.send(.adopted(makeJob(2)))
+        driver.send(.adopted(makeJob(3)))
+        var moved = makeJob(3, host: "h2", priority: .high)
+        moved.maxRetries = 9
+        driver.send(.modified(moved))
+        #expect(driver.core.jobs[JobID(rawValue: 3)]?.host == HostKey.parse("http://h2:8080/f3")?.key)
+        #expect(driver.core.jobs[JobID(rawValue: 3)]?.job.priority == .high)
+        driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.httpStatus(404)), kept: 0)))
+        driver.recordAll()
+        #expect(driver.started.map(\.id.rawValue).suffix(1) == [3], "the high-priority job goes first: \(driver.started)")
+    }
+
+    @Test func changesAreCheckedAsANewJobsValues() throws {
+        var job = makeJob(1)
+        job.headers = ["X-A: 1", "Authorization: old", "x-b: 2"]
+        let changed = try JobChanges(headers: ["authorization: new"], removeHeaders: ["X-B"], limit: 0).applied(to: job)
+        #expect(changed.headers == ["X-A: 1", "authorization: new"])
+        #expect(changed.limit == nil)
+        #expect(throws: JobRefusal.self) { try JobChanges(url: "ftp://h/x").applied(to: job) }
+        #expect(throws: JobRefusal.self) { try JobChanges(headers: ["bad\r\nX: y"]).applied(to: job) }
+        #expect(throws: JobRefusal.self) { try JobChanges(retries: -1).applied(to: job) }
+        #expect(JobChanges.allows(.failed) && !JobChanges.allows(.running) && !JobChanges.allows(.completed))
+    }
+}

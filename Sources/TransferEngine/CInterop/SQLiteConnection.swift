@@ -71,6 +71,8 @@ final class SQLiteConnection {
     }
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
 
     private func prepared(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let statement = statements[sql] { return statement }

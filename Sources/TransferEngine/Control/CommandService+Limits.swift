@@ -2,6 +2,19 @@
 extension CommandService {
     /// A rate of 0 is unlimited; absent global fields are unchanged, an empty timetable removes
     /// it. The reply is the job, or the daemon's stats with the limits now in force.
+    /// `modify ID`: changes a job that is not transferring; the reply is the job as recorded.
+    func modify(_ request: ControlRequest, reply: @escaping Reply) {
+        guard let ids = request.ids, ids.count == 1, let changes = request.changes, !changes.isEmpty else {
+            return reply(.failure(ControlError(.badRequest, "modify needs one job id and something to change")))
+        }
+        scheduler.modify(ids[0], changes) { result in
+            switch result {
+            case .success(let job): reply(ControlResponse(job: job))
+            case .failure(let refusal): reply(Self.failure(refusal, doing: "cannot record the change"))
+            }
+        }
+    }
+
     func limit(_ request: ControlRequest, reply: @escaping Reply) {
         if let id = request.ids?.first {
             guard let rate = request.rate else {

@@ -39,6 +39,7 @@ final class CommandService {
         case .batchShow: batchShow(request, reply: reply)
         case .backupPlan: backupPlan(request.submission, reply: reply)
         case .limit: limit(request, reply: reply)
+        case .modify: modify(request, reply: reply)
         case .events: streamEvents(request, connection: connection, reply: reply)
         }
     }

@@ -36,6 +36,8 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var schedule: String?
     /// `events`: keep the connection open and send each new event as a line.
     public var follow: Bool?
+    /// `modify` (with one id): what to change.
+    public var changes: JobChanges?
     /// `events`: only events of these types (with `ids`: of these jobs; with `batch`: of that
     /// batch and its jobs). Absent: every type.
     public var types: [TransferEvent.Kind]?
@@ -91,7 +93,7 @@ extension ControlRequest {
 
 /// The commands of protocol version 1. Raw values are the wire words.
 public enum ControlCommand: String, Codable, Sendable, CaseIterable {
-    case add, list, show, pause, resume, cancel, retry, wait, stats, limit, events
+    case add, list, show, pause, resume, cancel, retry, wait, stats, limit, events, modify
     case resumeData = "resume-data"
     /// Queue a manifest (in chunks) as a batch; `batch create` is an empty one.
     case submit

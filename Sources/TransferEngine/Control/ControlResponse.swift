@@ -121,7 +121,7 @@ extension ControlError {
         switch refusal {
         case .unknownJob: .unknownJob
         case .unknownBatch: .unknownBatch
-        case .notAllowed, .notLimitable, .quarantined, .noResumeData, .unchanged: .illegalTransition
+        case .notAllowed, .notLimitable, .notModifiable, .quarantined, .noResumeData, .unchanged: .illegalTransition
         case .notRecorded, .notClaimed, .store: .internal
         case .destination(let refusal): code(for: JobRefusal.destination(refusal))
         case .refused(let refusal): code(for: refusal)

@@ -4,6 +4,8 @@ public struct TransferEvent: Codable, Equatable, Sendable {
     /// The stored and printed words: never rename them.
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case jobCreated = "job_created"
+        /// `modify` changed a job (`reason`: what).
+        case jobModified = "job_modified"
         case state
         case attemptStarted = "attempt_started"
         case attemptFinished = "attempt_finished"

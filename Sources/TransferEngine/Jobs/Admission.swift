@@ -39,6 +39,12 @@ struct Admission {
         if new == .queued { queue.push(id, priority: priority, host: host) }
     }
 
+    /// A queued job's priority or host changed: it waits in its new place (the old entry is
+    /// dropped when it comes up, no longer current).
+    mutating func requeue(_ id: JobID, priority: Priority, host: String) {
+        queue.push(id, priority: priority, host: host)
+    }
+
     /// A running job's transfer is over and its file is being made durable: its slot is free.
     mutating func finishes(_ id: JobID, host: String) {
         guard running[id] != nil else { return }

@@ -7,6 +7,8 @@ enum CommandRefusal: Error, Equatable, Sendable {
     case notAllowed(JobCommand, JobID, JobState)
     /// A job's limit is not changed once it has ended (completed or cancelled).
     case notLimitable(JobID, JobState)
+    /// `modify` changes only a job that is not transferring and may still run.
+    case notModifiable(JobID, JobState)
     /// A quarantined job (its stored row cannot run) is not retried; `reason` says why.
     case quarantined(JobID, reason: String)
     /// The store could not record the command (a full disk): it may be given again.
@@ -33,6 +35,8 @@ enum CommandRefusal: Error, Equatable, Sendable {
         case .unknownBatch(let id): "no batch \(id)"
         case .notAllowed(let command, let id, let state): "cannot \(command.rawValue) job \(id): it is \(state.rawValue)"
         case .notLimitable(let id, let state): "cannot limit job \(id): it is \(state.rawValue)"
+        case .notModifiable(let id, let state):
+            "cannot modify job \(id): it is \(state.rawValue)" + (state == .running ? " (pause it first)" : "")
         case .quarantined(let id, let reason): "cannot retry job \(id): \(reason)"
         case .notRecorded(let command, let id, let error):
             "cannot record the \(command.rawValue) of job \(id): \(error) (free space, then \(command.rawValue) it again)"

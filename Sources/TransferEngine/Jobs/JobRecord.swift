@@ -20,7 +20,7 @@ struct JobRecord: Equatable {
     var job: Job
     var phase = Phase.idle
     /// `scheme://host:port`: what the per-host cap counts and offline jobs wait on.
-    let host: String
+    private(set) var host: String
     /// `job.attempts` may not pass this without the job failing (renewed by `retry` and by an
     /// attempt that kept more bytes than ever: a job that makes progress is not failed for
     /// needing many).
@@ -40,6 +40,14 @@ struct JobRecord: Equatable {
     }
 
     var id: JobID { job.id }
+
+    /// `modify` changed the job: its host follows its URL, its retry budget its retries.
+    mutating func modified(to changed: Job, now: Timestamp) {
+        let retries = changed.maxRetries != job.maxRetries
+        job = changed
+        host = HostKey.parse(changed.url)?.key ?? changed.url
+        if retries { renewRetryBudget(now: now) }
+    }
 
     /// A full retry budget from the attempts made so far (`retry`).
     mutating func renewRetryBudget(now: Timestamp) {

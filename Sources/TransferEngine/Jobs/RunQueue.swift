@@ -6,6 +6,8 @@ struct RunQueue {
     struct Entry: Comparable {
         var rank: Int
         var id: JobID
+        /// The host it was queued under (a `modify` can move the job to another).
+        var host: String = ""
 
         static func < (lhs: Entry, rhs: Entry) -> Bool { (lhs.rank, lhs.id) < (rhs.rank, rhs.id) }
     }
@@ -13,7 +15,7 @@ struct RunQueue {
     private var hosts: [String: Heap<Entry>] = [:]
 
     mutating func push(_ id: JobID, priority: Priority, host: String) {
-        hosts[host, default: Heap()].push(Entry(rank: priority.rank, id: id))
+        hosts[host, default: Heap()].push(Entry(rank: priority.rank, id: id, host: host))
     }
 
     /// Removes and returns the best current entry on a host that `admits` lets start one more.

@@ -62,6 +62,44 @@ extension Scheduler {
         }
     }
 
+    // MARK: modify
+
+    /// Changes a job that is not transferring (`JobChanges`): checked as a new job's values, in
+    /// memory at once (an attempt that starts next uses them), then recorded. `done` gets the
+    /// job as recorded.
+    func modify(_ id: JobID, _ changes: JobChanges, done: @escaping (Result<Job, CommandRefusal>) -> Void) {
+        let apply = { [unowned self] (job: Job) in
+            guard JobChanges.allows(job.state), core.jobs[id].map({ $0.phase == .idle }) ?? true else {
+                return done(.failure(.notModifiable(id, job.state)))
+            }
+            let changed: Job
+            do throws(JobRefusal) { changed = try changes.applied(to: job) } catch { return done(.failure(.refused(error))) }
+            feed(.modified(changed))
+            read({ store in try store.modify(changed) ? try store.job(id) : nil }) { [unowned self] result in
+                switch result {
+                case .success(let stored?):
+                    logger.info("job \(id): modified: \(changes.summary)")
+                    var event = TransferEvent(.jobModified, of: stored)
+                    event.reason = changes.summary
+                    events.publish(event)
+                    done(.success(current(stored)))
+                case .success(nil):
+                    done(.failure(.notModifiable(id, core.jobs[id]?.job.state ?? job.state)))
+                case .failure(let error):
+                    done(.failure(.store("\(error)")))
+                }
+            }
+        }
+        if let job = core.jobs[id]?.job { return apply(job) }
+        read({ store in try store.job(id) }) { result in
+            switch result {
+            case .success(let job?): apply(job)
+            case .success(nil): done(.failure(.unknownJob(id)))
+            case .failure(let error): done(.failure(.store("\(error)")))
+            }
+        }
+    }
+
     /// Makes `limits` the daemon's: in force at once, and persisted. `done` gets the jobs'
     /// counts by state, read once the limits are recorded.
     func setLimits(_ limits: LimitSettings, done: @escaping (Result<[JobState: Int], CommandRefusal>) -> Void) {

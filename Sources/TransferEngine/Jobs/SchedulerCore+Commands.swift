@@ -44,6 +44,17 @@ extension SchedulerCore {
         }
     }
 
+    /// `modify`: the job in memory takes the changed values (a queued one is queued again under
+    /// its priority and host, the old entry no longer current).
+    mutating func modify(_ changed: Job, now: Timestamp) {
+        guard var record = jobs[changed.id], JobChanges.allows(record.job.state), record.phase == .idle else { return }
+        var job = changed
+        job.state = record.job.state
+        record.modified(to: job, now: now)
+        jobs[job.id] = record
+        if job.state == .queued { admission.requeue(job.id, priority: job.priority, host: record.host) }
+    }
+
     private static func intent(_ target: JobState, _ ack: CommandAck) -> StopIntent {
         target == .paused ? .suspend(.paused, reason: .pausedByUser, acks: [ack]) : .cancel(acks: [ack])
     }

@@ -69,6 +69,7 @@ struct SchedulerCore {
         case .hookDue(let hook): enqueue(hook)
         case .limit(let id, let limit): jobs[id]?.job.limit = limit
         case .named(let id, let path): jobs[id]?.job.path = path
+        case .modified(let job): modify(job, now: now)
         case .adopted(let job): adopt(job, now: now)
         case .command(let command, let id, let loaded, let ack): perform(command, id, loaded: loaded, ack: ack, now: now)
         case .destinationClaimed(let id, let result): claimed(id, result, now: now)
@@ -227,8 +228,8 @@ struct SchedulerCore {
 
     /// The run queue's entry still stands for a queued job at that priority.
     private static func isQueued(_ entry: RunQueue.Entry, in jobs: [JobID: JobRecord]) -> Bool {
-        guard let job = jobs[entry.id]?.job else { return false }
-        return job.state == .queued && job.priority.rank == entry.rank
+        guard let record = jobs[entry.id] else { return false }
+        return record.job.state == .queued && record.job.priority.rank == entry.rank && record.host == entry.host
     }
 
     /// Takes a running job's transfer off the engine; `intent` applies once it has stopped.

@@ -11,6 +11,8 @@ enum SchedulerEvent {
     case limit(JobID, Int64?)
     /// A job was queued (a command or a manifest) and recorded.
     case adopted(Job)
+    /// `modify` changed a job that is not running (`JobChanges`, applied and checked).
+    case modified(Job)
     /// A download into a directory was named by the server's answer (and the name recorded).
     case named(JobID, path: String)
     /// A user's command for a job: the job in memory, or `loaded` from the store when it is not.

@@ -300,6 +300,17 @@ public final class JobStore {
         }
     }
 
+    /// Records what `modify` changed (`JobChanges`) while the job is in a state that allows it;
+    /// false when it is not (any more).
+    public func modify(_ job: Job, now: Timestamp = .now) throws -> Bool {
+        let headers = String(decoding: try JSONEncoder().encode(job.headers), as: UTF8.self)
+        try connection.run("""
+            UPDATE jobs SET url = ?, headers = ?, limit_rate = ?, priority = ?, max_retries = ?, updated_at = ?
+            WHERE id = ? AND state IN ('queued', 'paused', 'waiting', 'failed')
+            """, job.url, headers, job.limit, job.priority.rawValue, job.maxRetries, now.rawValue, job.id.rawValue)
+        return connection.changes > 0
+    }
+
     public func setLimit(_ id: JobID, _ rate: Int64?) throws {
         try connection.run("UPDATE jobs SET limit_rate = ?, updated_at = ? WHERE id = ?", rate, Timestamp.now.rawValue, id.rawValue)
     }
