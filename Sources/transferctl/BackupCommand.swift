@@ -32,8 +32,9 @@ struct BackupCommand: Subcommand {
           --name NAME             the batch's name (default: backup DIR)
           --on-complete CMD, --on-fail CMD
                                   run CMD when the batch has ended (see transferctl batch --help)
-          -H, --header, --limit-rate, --priority, --retry, --cacert, --pinned-pubkey,
-          --cert, --key, -k, --insecure, --allow-insecure-redirect, --location-trusted
+          -H, --header, --header-command, --limit-rate, --priority, --retry, --cacert,
+          --pinned-pubkey, --cert, --key, -k, --insecure, --allow-insecure-redirect,
+          --location-trusted
                                   as for upload, applied to every file (--batch does not
                                   apply: a backup makes its own batch)
 
@@ -157,6 +158,6 @@ struct BackupCommand: Subcommand {
     private func upload(url: String, path: String?, form: [FormField]?) -> NewJob {
         NewJob(kind: .upload, url: url, path: path, headers: common.headers, priority: common.priority,
                limit: common.limit, retries: common.retries, method: method, form: form, tls: common.tls,
-               onComplete: common.onComplete, onFail: common.onFail)
+               onComplete: common.onComplete, onFail: common.onFail, headerCommand: common.headerCommand)
     }
 }

@@ -20,6 +20,9 @@ struct DownloadCommand: Subcommand {
           --on-exists WHAT        when the destination exists: fail (default), overwrite, or
                                   rename (to 'name (1).ext', 'name (2).ext', ...)
           -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
+          --header-command CMD    run CMD (with /bin/sh) before each attempt; each line it prints
+                                  ('Name: value') is added to that attempt's request (a secret);
+                                  a 401 or 403 runs it again and retries once
           --cacert FILE           trust this CA bundle (PEM) for https
           --pinned-pubkey PIN     require the server key 'sha256//BASE64'
           --cert FILE --key FILE  client certificate and key (PEM)
@@ -100,7 +103,8 @@ struct DownloadCommand: Subcommand {
         var job = NewJob(kind: .download, url: url, path: path, headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
-                         resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
+                         resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
+                         headerCommand: common.headerCommand)
         job.umask = ProcessIdentity.umask
         job.maxFilesize = maxFilesize
         job.outputDirectory = directory
@@ -123,11 +127,13 @@ struct CommonJobOptions {
     var tls: TLSOptions?
     var onComplete: String?
     var onFail: String?
+    var headerCommand: String?
 
     static func parse(_ arguments: inout ArgumentList) throws -> CommonJobOptions {
         var options = CommonJobOptions()
         options.onComplete = try arguments.option("--on-complete")
         options.onFail = try arguments.option("--on-fail")
+        options.headerCommand = try arguments.option("--header-command")
         // -H 'Name: value', or -H @FILE with one header a line (keeps secrets out of shell history).
         for header in try arguments.options("-H", "--header") {
             guard header.hasPrefix("@") else {

@@ -45,6 +45,7 @@ enum JobFormatter {
         field("state", job.state.rawValue + (job.stateReason.map { " (\($0))" } ?? ""))
         field("url", job.url)
         field("method", job.method)
+        field("hdr cmd", job.headerCommand.map { "\($0) (run before each attempt; what it prints is sent, never shown)" })
         field("idem. key", job.idempotencyKey)
         if job.retryUnsafe { field("retries", "also when the server may have acted on the request (--retry-unsafe)") }
         field("path", job.path ?? job.outputDirectory.map { "\($0)/ (the server's answer names the file)" })

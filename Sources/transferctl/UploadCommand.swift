@@ -19,6 +19,9 @@ struct UploadCommand: Subcommand {
           -T, --upload-file FILE  send FILE as the body
           --method M              POST or PUT (default: POST with -F, PUT with -T)
           -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
+          --header-command CMD    run CMD (with /bin/sh) before each attempt; each line it prints
+                                  ('Name: value') is added to that attempt's request (a secret);
+                                  a 401 or 403 runs it again and retries once
           --cacert, --pinned-pubkey, --cert, --key, -k/--insecure, --allow-insecure-redirect,
           --location-trusted      as for download (an upload follows no redirect)
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
@@ -63,7 +66,7 @@ struct UploadCommand: Subcommand {
                          priority: common.priority, batch: common.batch, limit: common.limit,
                          retries: common.retries, paused: paused, method: method?.uppercased(),
                          form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete,
-                         onFail: common.onFail, retryUnsafe: retryUnsafe ? true : nil)
+                         onFail: common.onFail, retryUnsafe: retryUnsafe ? true : nil, headerCommand: common.headerCommand)
         return UploadCommand(job: job)
     }
 

@@ -166,3 +166,36 @@ import Testing
         #expect(result.output == "a\u{FFFD}b")
     }
 }
+
+/// `--header-command`'s output, read as headers; what fails it says so without the output.
+@Suite struct HeaderCommandTests {
+    @Test func linesAreHeadersBlankLinesSkippedCRDropped() throws {
+        let headers = try HeaderCommand.headers(fromOutput: "Authorization: Bearer x\r\n\nX-Trace-Id:42\n").get()
+        #expect(headers == ["Authorization: Bearer x", "X-Trace-Id:42"])
+        #expect(try HeaderCommand.headers(fromOutput: "").get() == [])
+    }
+
+    @Test func aLineThatIsNotAHeaderFailsByItsNumberOnly() {
+        for (output, line) in [("Authorization Bearer secret\n", 1), ("A: b\nbad name: x\n", 2), ("A: b\nX: \u{1B}[31m\n", 2)] {
+            guard case .failure(.auth(let why)) = HeaderCommand.headers(fromOutput: output) else {
+                Issue.record("\(output.debugDescription) is refused")
+                continue
+            }
+            #expect(why == "printed line \(line), which is not a 'Name: value' header")
+            #expect(!why.contains("secret"))
+        }
+    }
+
+    @Test func theCommandRunsWithTheJobInItsEnvironmentAndItsStderrDiscarded() throws {
+        var job = makeJob(7)
+        job.url = "http://h/x"
+        let headers = try HeaderCommand.run("echo noise >&2; echo \"X-Job: $TRANSFERD_JOB_ID $TRANSFERD_ATTEMPT $TRANSFERD_URL\"",
+                                            job: job, attempt: 3).get()
+        #expect(headers == ["X-Job: 7 3 http://h/x"])
+        guard case .failure(.auth(let why)) = HeaderCommand.run("exit 4", job: job, attempt: 1) else {
+            Issue.record("a failing command fails")
+            return
+        }
+        #expect(why == "exited with status 4")
+    }
+}

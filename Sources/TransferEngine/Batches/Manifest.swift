@@ -85,9 +85,11 @@ private struct CommonFields: Decodable {
     var onFail: String?
     /// `--location-trusted`: secret headers follow a redirect to any host.
     var locationTrusted: Bool?
+    /// `--header-command`.
+    var headerCommand: String?
 
     static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail",
-                                    "locationTrusted"]
+                                    "locationTrusted", "headerCommand"]
 
     var tls: TLSOptions? { locationTrusted == true ? TLSOptions(locationTrusted: true) : nil }
 
@@ -147,7 +149,8 @@ private struct DownloadLine: Decodable {
         var job = NewJob(kind: .download, url: url, path: path, headers: common.headers ?? [],
                          sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
                          limit: common.limitRate?.bytesPerSecond, retries: try common.retries(), paused: common.paused ?? false,
-                         tls: common.tls, onComplete: common.onComplete, onFail: common.onFail)
+                         tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
+                         headerCommand: common.headerCommand)
         job.maxFilesize = maxFilesize?.bytes
         job.outputDirectory = directory
         job.onExists = onExists
@@ -194,7 +197,7 @@ private struct UploadLine: Decodable {
                       priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
                       retries: try common.retries(), paused: common.paused ?? false, method: method?.uppercased(),
                       form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
-                      retryUnsafe: retryUnsafe)
+                      retryUnsafe: retryUnsafe, headerCommand: common.headerCommand)
     }
 }
 

@@ -5,7 +5,7 @@ extension Job: Codable {
         case id, kind, state, stateReason, url, path, outputDir, partialPath, headers, sha256, overwrite, onExists, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
              createdAt, updatedAt, finishedAt, startedAt, rate, etaSeconds, method, form, upload, tls, key, onComplete, onFail, idempotencyKey,
-             retryUnsafe, maxFilesize, waitReason
+             retryUnsafe, maxFilesize, waitReason, headerCommand
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -46,6 +46,7 @@ extension Job: Codable {
         try container.encode(key, forKey: .key)
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
+        try container.encode(headerCommand, forKey: .headerCommand)
         try container.encode(maxFilesize, forKey: .maxFilesize)
         try container.encode(waitReason, forKey: .waitReason)
         try container.encode(idempotencyKey, forKey: .idempotencyKey)
@@ -87,6 +88,7 @@ extension Job: Codable {
         key = try container.decodeIfPresent(String.self, forKey: .key)
         onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
         onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
+        headerCommand = try container.decodeIfPresent(String.self, forKey: .headerCommand)
         maxFilesize = try container.decodeIfPresent(Int64.self, forKey: .maxFilesize)
         waitReason = try container.decodeIfPresent(WaitReason.self, forKey: .waitReason)
         idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)

@@ -40,6 +40,9 @@ public struct Job: Equatable, Sendable {
     public var tls = TLSOptions()
     /// The manifest key that queued it, unique within its batch.
     public var key: String?
+    /// Run before each attempt: its output lines (`Name: value`) are added to that attempt's
+    /// request (`HeaderCommand`).
+    public var headerCommand: String?
     /// Commands run when the job completes or fails (see Hooks).
     public var onComplete: String?
     public var onFail: String?
@@ -104,6 +107,8 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var tls: TLSOptions?
     public var onComplete: String?
     public var onFail: String?
+    /// Run before each attempt; its output lines are added to the request (`HeaderCommand`).
+    public var headerCommand: String?
     /// The client's umask (a download's new file and directories follow it; 0o022 if absent).
     public var umask: Int?
     /// Downloads: fail with `too_large` past this many bytes (nil: the daemon's `--max-filesize`).
@@ -115,7 +120,7 @@ public struct NewJob: Codable, Equatable, Sendable {
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
                 method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil,
-                onComplete: String? = nil, onFail: String? = nil, retryUnsafe: Bool? = nil) {
+                onComplete: String? = nil, onFail: String? = nil, retryUnsafe: Bool? = nil, headerCommand: String? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -134,6 +139,7 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.onComplete = onComplete
         self.onFail = onFail
         self.retryUnsafe = retryUnsafe
+        self.headerCommand = headerCommand
     }
 }
 

@@ -30,6 +30,9 @@ struct JobRecord: Equatable {
     private(set) var lastProgress: Timestamp
     /// The most bytes an attempt of this download has kept: only passing it is progress.
     private var mostBytesKept: Int64
+    /// A 401 or 403 already sent the job back for new credentials from `--header-command`:
+    /// another one in a row fails as usual.
+    var credentialsRenewed = false
 
     init(job: Job, now: Timestamp) {
         self.job = job

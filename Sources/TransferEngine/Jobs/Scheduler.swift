@@ -230,27 +230,43 @@ public final class Scheduler {
         let (store, threads, inbox) = (store, fileThreads, inbox!)
         logger.debug("job \(id): preparing attempt \(attempt)")
         preparing[id] = []
-        let done: @Sendable (Result<AttemptPreparation, any Error>) -> Void = { result in
-            inbox.post { scheduler in
-                scheduler.feed(.recorded(token: record.token, error: nil))
-                scheduler.prepared(id, attempt: attempt, result)
+        // Files of one directory are opened one at a time (the directory's lock serializes them).
+        let directory = job.path.map(PartialFile.directory(of:)) ?? job.outputDirectory ?? ""
+        let open: @Sendable ([String]) -> Void = { headers in
+            let done: @Sendable (Result<AttemptPreparation, any Error>) -> Void = { result in
+                inbox.post { scheduler in
+                    scheduler.feed(.recorded(token: record.token, error: nil))
+                    scheduler.prepared(id, attempt: attempt, result, headers: headers)
+                }
+            }
+            store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }) { planned in
+                threads.async(key: directory) {
+                    let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
+                    guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
+                    store.async({ store in
+                        try preparation.record(plan, in: store)
+                        return preparation
+                    }, completion: done)
+                }
             }
         }
-        // Files of one directory are opened one at a time (the directory's lock serializes them).
-        let directory = job.path.map(PartialFile.directory(of:)) ?? ""
-        store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }) { planned in
-            threads.async(key: directory) {
-                let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
-                guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
-                store.async({ store in
-                    try preparation.record(plan, in: store)
-                    return preparation
-                }, completion: done)
+        guard let command = job.headerCommand else { return open([]) }
+        // Credentials first, on a hook thread: a slow helper holds up no one else's files.
+        hookThreads.async {
+            switch HeaderCommand.run(command, job: job, attempt: attempt) {
+            case .success(let headers):
+                open(headers)
+            case .failure(let error):
+                inbox.post { scheduler in
+                    scheduler.feed(.recorded(token: record.token, error: nil))
+                    scheduler.prepared(id, attempt: attempt, .failure(error), headers: [])
+                }
             }
         }
     }
 
-    private func prepared(_ id: JobID, attempt: Int, _ result: Result<AttemptPreparation, any Error>) {
+    /// `headers`: what `--header-command` added for this attempt (a secret: only sent).
+    private func prepared(_ id: JobID, attempt: Int, _ result: Result<AttemptPreparation, any Error>, headers: [String]) {
         let stops = preparing.removeValue(forKey: id) ?? []
         defer { for stop in stops { stop() } }
         guard core.isCurrentAttempt(id, attempt), let job = core.jobs[id]?.job else {
@@ -259,14 +275,14 @@ public final class Scheduler {
         switch result {
         case .success(.ready(let file, let resume, let startedOver)):
             if let startedOver { logger.warn("job \(id): \(startedOver.message); starting over from byte 0") }
-            launchDownload(job, attempt: attempt, url: job.url, headers: job.requestHeaders, file: file, resume: resume)
+            launchDownload(job, attempt: attempt, url: job.url, headers: job.requestHeaders + headers, file: file, resume: resume)
         case .success(.upload(let body, let collections)):
             makeCollections(collections, for: job, attempt: attempt) { [unowned self] in
                 launch(id, attempt: attempt) { () throws(TransferError) -> any Transfer in
                     logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
                     let pacer = Pacer(loop: loop, global: upBucket, rate: job.limit, clock: clock)
                     return try UploadTransfer(jobID: id, attempt: attempt, url: job.url, method: job.method ?? "POST",
-                                              headers: job.requestHeaders, tls: tlsOptions(job), body: body, pacer: pacer,
+                                              headers: job.requestHeaders + headers, tls: tlsOptions(job), body: body, pacer: pacer,
                                               stallSeconds: configuration.stallSeconds)
                 }
             }

@@ -32,6 +32,22 @@ extension SchedulerCore {
     /// full) or failed, as `FailureDecision` decides from the job and its budget.
     private mutating func fail(_ id: JobID, _ report: AttemptReport, _ error: TransferError, now: Timestamp) {
         guard var record = jobs[id] else { return }
+        // Refused credentials: `--header-command` runs once more for an attempt right away,
+        // which uses up no retry.
+        let refused = if case .httpStatus(let status) = error { status == 401 || status == 403 } else { false }
+        if refused, record.job.headerCommand != nil, !record.credentialsRenewed, !stopping {
+            record.credentialsRenewed = true
+            record.extendRetryBudget()
+            jobs[id] = record
+            let reason = "HTTP \(report.status ?? 0): asking --header-command for new credentials"
+            log(.info, "job \(id): attempt \(report.attempt): \(reason)")
+            transition(id, StateChange(.queued, reason: reason, httpStatus: report.status), now: now) {
+                $0.resume = report.resume.map { .save($0) } ?? .none
+                $0.attempt = report.record(error: error)
+            }
+            return
+        }
+        record.credentialsRenewed = refused && record.credentialsRenewed
         switch error {
         case .unreachable, .fdShortage: record.extendRetryBudget()  // waiting uses up no retry
         default: break

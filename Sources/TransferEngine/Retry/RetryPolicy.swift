@@ -18,7 +18,7 @@ public struct RetryPolicy: Sendable {
         case .network, .unreachable, .stalled, .fdShortage: true
         case .httpStatus(let status), .collection(_, let status): Self.retryableStatuses.contains(status)
         case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .request,
-             .local, .busy, .notRegularFile, .tooLarge: false
+             .local, .busy, .notRegularFile, .tooLarge, .auth: false
         }
     }
 

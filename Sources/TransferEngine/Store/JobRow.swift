@@ -55,6 +55,7 @@ struct JobRow {
         job.startedAt = check.number(&row, "started_at", NumericLimits.time).map(Timestamp.init(rawValue:))
         job.outputDirectory = row.optionalText()
         job.onExists = row.optionalText().map { check.word($0, "on_exists", default: OnExists.fail) } ?? .fail
+        job.headerCommand = row.optionalText()
         if kind == .download, path == nil, job.outputDirectory == nil {
             check.note("path", "a download with neither a path nor an output directory")
         }

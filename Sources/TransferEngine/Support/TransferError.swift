@@ -46,6 +46,9 @@ public enum TransferError: Error, Equatable, Sendable {
     /// the partial file, a source file, a socket. The job waits and tries again, using up no
     /// retry: a shortage never fails a job.
     case fdShortage(String)
+    /// `--header-command` failed (its exit, a timeout, output that is not `Name: value` lines):
+    /// the request has no credentials to go with. Not retried (code `auth`).
+    case auth(String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -64,6 +67,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .collection: "collection"
         case .request: "request"
         case .fdShortage: "fd_shortage"
+        case .auth: "auth"
         }
     }
 
@@ -95,6 +99,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .collection(let url, let status):
             "cannot create the collection \(Redaction.url(url)): MKCOL was answered HTTP \(status)"
         case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
+        case .auth(let why): "--header-command \(why)"
         }
     }
 
@@ -103,7 +108,7 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage: nil
+             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage, .auth: nil
         }
     }
 

@@ -38,6 +38,8 @@ final class NginxServer {
         case namedUTF8 = "named-utf8"
         case namedEvil = "named-evil"
         case namedSlow = "named-slow"
+        /// 401 unless `Authorization: Bearer good`.
+        case auth
     }
 
     static let executable = "/usr/sbin/nginx"
@@ -127,6 +129,7 @@ final class NginxServer {
                 location /norange/ { alias \(root); max_ranges 0; }
                 location /slow/ { alias \(root); limit_rate \(slowRate); }
                 location /slow-norange/ { alias \(root); limit_rate \(slowRate); max_ranges 0; }
+                location /auth/ { alias \(root); if ($http_authorization != "Bearer good") { return 401; } }
                 location /named/ { alias \(root); add_header Content-Disposition 'attachment; filename="report 2026.pdf"'; }
                 location /named-utf8/ {
                     alias \(root);
