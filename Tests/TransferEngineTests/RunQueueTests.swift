@@ -30,7 +30,7 @@ import Testing
         queue.push(id(8), priority: .low, host: "h")
         let popped = queue.pop(admits: { _ in true }, isCurrent: { _ in true })
         let entry = try #require(popped)
-        #expect(entry == RunQueue.Entry(rank: Priority.low.rank, id: id(8)))
+        #expect(entry == RunQueue.Entry(rank: Priority.low.rank, id: id(8), host: "h"))
     }
 
     @Test func aHostThatIsNotAdmittedIsPassedOverButKeepsItsEntries() throws {
@@ -99,7 +99,7 @@ import Testing
         let firstPeek = queue.peek(isCurrent: { _ in true })
         let first = try #require(firstPeek)
         #expect(first.host == "a")
-        #expect(first.entry == RunQueue.Entry(rank: Priority.high.rank, id: id(3)))
+        #expect(first.entry == RunQueue.Entry(rank: Priority.high.rank, id: id(3), host: "a"))
         let againPeek = queue.peek(isCurrent: { _ in true })
         let again = try #require(againPeek)
         #expect(again.entry.id == id(3))
@@ -123,7 +123,7 @@ import Testing
             popped.append(entry)
             current[entry.id.rawValue] = nil  // it is running now
         }
-        #expect(popped == [RunQueue.Entry(rank: 0, id: id(1)), RunQueue.Entry(rank: 1, id: id(2))])
+        #expect(popped == [RunQueue.Entry(rank: 0, id: id(1), host: "a"), RunQueue.Entry(rank: 1, id: id(2), host: "a")])
         #expect(drain(&queue) == [])
     }
 
