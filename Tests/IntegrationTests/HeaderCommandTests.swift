@@ -22,6 +22,19 @@ final class HeaderCommandTests: IntegrationTestCase {
         let log = try String(contentsOf: nginx.accessLog, encoding: .utf8).split(separator: "\n").filter { $0.contains("/auth/") }
         XCTAssertEqual(log.map { $0.split(separator: "|")[1] }, ["401", "200"], "\(log)")
 
+        // show --curl pipes the command's headers into curl: run as printed, it gets the file.
+        let token2 = workDir.appendingPathComponent("token")
+        try Data("good\n".utf8).write(to: token2)
+        let curlLine = cli.run(["show", String(id), "--curl"]).trimmedStdout
+        XCTAssertTrue(curlLine.hasPrefix("sh -c ") && curlLine.contains("| curl ") && curlLine.contains("-H @-"), curlLine)
+        let viaCurl = workDir.appendingPathComponent("via-curl.bin")
+        let runner = try CommandRunner(scratch: workDir.appendingPathComponent("curl-run"))
+        let ran = runner.run(URL(fileURLWithPath: "/bin/sh"),
+                             ["-c", curlLine.replacingOccurrences(of: "--output " + (job["partialPath"] as? String ?? "?"),
+                                                                  with: "--output " + viaCurl.path)], timeout: 20)
+        XCTAssertEqual(ran.exitCode, 0, ran.summary)
+        XCTAssertEqual(try cli.sha256(of: viaCurl), sha, "curl fetched it with the command's headers")
+
         var everything = [job.jsonText, cli.run(["show", String(id)]).stdout, cli.run(["show", String(id), "--curl"]).stdout,
                           cli.run(["--json", "events"]).stdout, cli.run(["list"]).stdout]
         everything.append(try String(contentsOf: daemon.logURL, encoding: .utf8))

@@ -1,5 +1,6 @@
 /// `show ID --curl`: the curl command line that does what the job's next attempt would do
-/// (method, headers, range, form parts, limits, TLS options), secrets redacted. Pure.
+/// (method, headers, range, form parts, limits, TLS options), secrets redacted; a job's
+/// `--header-command` runs first and pipes its headers in (`-H @-`). Pure.
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
         var words = ["curl", "--fail", job.tls.locationTrusted ? "--location-trusted" : "--location", "--max-redirs", "10"]
@@ -37,8 +38,11 @@ public enum CurlCommand {
                 if job.method != "PUT" { words += ["--request", job.method ?? "PUT"] }
             }
         }
+        // --header-command: what it prints goes to curl as headers read from stdin.
+        if job.headerCommand != nil { words += ["-H", "@-"] }
         words.append(Redaction.url(job.url))
-        return words.map(quote).joined(separator: " ")
+        let curl = words.map(quote).joined(separator: " ")
+        return job.headerCommand.map { "sh -c \(quote($0)) | \(curl)" } ?? curl
     }
 
     /// curl's -F syntax for one part, quoting what needs it.
