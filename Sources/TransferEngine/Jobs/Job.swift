@@ -33,6 +33,8 @@ public struct Job: Equatable, Sendable {
     public var method: String?
     public var upload: UploadSpec?
     public var tls = TLSOptions()
+    /// How its attempts reach the server: proxy, timeouts, compression, credentials, addresses.
+    public var network = NetworkOptions()
     /// The manifest key that queued it, unique within its batch.
     public var key: String?
     /// Commands run when the job completes or fails (see Hooks).
@@ -88,6 +90,8 @@ public struct NewJob: Codable, Equatable, Sendable {
     /// Uploads: the multipart form; nil for a raw-body upload of `path`.
     public var form: [FormField]?
     public var tls: TLSOptions?
+    /// Proxy, timeouts, compression, credentials, IP version, addresses (nil: the defaults).
+    public var network: NetworkOptions?
     public var onComplete: String?
     public var onFail: String?
     /// The client's umask (a download's new file and directories follow it; 0o022 if absent).
@@ -101,7 +105,8 @@ public struct NewJob: Codable, Equatable, Sendable {
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
                 method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil,
-                onComplete: String? = nil, onFail: String? = nil, retryUnsafe: Bool? = nil) {
+                network: NetworkOptions? = nil, onComplete: String? = nil, onFail: String? = nil,
+                retryUnsafe: Bool? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -117,6 +122,7 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.method = method
         self.form = form
         self.tls = tls
+        self.network = network
         self.onComplete = onComplete
         self.onFail = onFail
         self.retryUnsafe = retryUnsafe

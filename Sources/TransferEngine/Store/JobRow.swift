@@ -53,6 +53,10 @@ struct JobRow {
         job.retryUnsafe = row.bool()
         job.waitReason = row.optionalText().map { check.word($0, "wait_reason", default: WaitReason.backoff) }
         job.startedAt = check.number(&row, "started_at", NumericLimits.time).map(Timestamp.init(rawValue:))
+        if let network = check.json(row.optionalText(), NetworkOptions.self, "network") {
+            do { try network.check() } catch { check.note("network", "network is not valid: \(error.message)") }
+            job.network = network
+        }
         if (state == .waiting) != (job.waitReason != nil) {
             check.note("wait_reason", "a \(state.rawValue) job with wait_reason \(job.waitReason?.rawValue ?? "NULL")")
         }
@@ -67,7 +71,7 @@ struct ResumeRow {
 
     static let columns = """
         partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
-        file_device, file_inode, file_size, file_mtime_ns, file_writing
+        file_device, file_inode, file_size, file_mtime_ns, file_writing, decoded
         """
 
     init(_ row: inout SQLiteRow) {
@@ -86,6 +90,7 @@ struct ResumeRow {
                                       size: size, modifiedNanoseconds: modified)
         }
         state.fileWriting = row.bool()
+        state.decoded = row.bool()
         problem = check.problem
     }
 }
