@@ -33,9 +33,11 @@ struct BackupCommand: Subcommand {
           --on-complete CMD, --on-fail CMD
                                   run CMD when the batch has ended (see transferctl batch --help)
           -H, --header, --limit-rate, --priority, --retry, --cacert, --pinned-pubkey,
-          --cert, --key, -k, --insecure, --allow-insecure-redirect, --location-trusted
-                                  as for upload, applied to every file (--batch does not
-                                  apply: a backup makes its own batch)
+          --cert, --key, -k, --insecure, --allow-insecure-redirect, --location-trusted,
+          -x, --proxy, --noproxy, --connect-timeout, -m, --max-time, -u, --user, -n,
+          --netrc, --netrc-file, -4, --ipv4, -6, --ipv6, --resolve
+                                  as for upload, applied to every file and MKCOL (--batch
+                                  does not apply: a backup makes its own batch)
 
         filters (rsync's rules): each file and directory, by its path relative to DIR, is
         tested against the --include/--exclude/--exclude-from rules in the order given, and
@@ -157,6 +159,6 @@ struct BackupCommand: Subcommand {
     private func upload(url: String, path: String?, form: [FormField]?) -> NewJob {
         NewJob(kind: .upload, url: url, path: path, headers: common.headers, priority: common.priority,
                limit: common.limit, retries: common.retries, method: method, form: form, tls: common.tls,
-               onComplete: common.onComplete, onFail: common.onFail)
+               network: common.network, onComplete: common.onComplete, onFail: common.onFail)
     }
 }
