@@ -54,7 +54,7 @@ struct JobRow {
         job.waitReason = row.optionalText().map { check.word($0, "wait_reason", default: WaitReason.backoff) }
         job.startedAt = check.number(&row, "started_at", NumericLimits.time).map(Timestamp.init(rawValue:))
         if let network = check.json(row.optionalText(), NetworkOptions.self, "network") {
-            do { try network.check() } catch { check.note("network", "network is not valid: \(error.message)") }
+            do { try network.check() } catch { check.note("network", error.message(naming: "network.\(error.field.rawValue)")) }
             job.network = network
         }
         if (state == .waiting) != (job.waitReason != nil) {
