@@ -111,7 +111,8 @@ enum JobFormatter {
     static func network(_ network: NetworkOptions) -> [(String, String)] {
         var fields: [(String, String)] = []
         if let proxy = network.proxy {
-            fields.append(("proxy", proxy.isEmpty ? "none (not even the daemon's http_proxy or https_proxy)" : proxy))
+            fields.append(("proxy", proxy.isEmpty ? "none (not even the daemon's http_proxy or https_proxy)"
+                : network.noProxy == nil ? proxy + " (for every host: the daemon's no_proxy does not apply)" : proxy))
         }
         if let noProxy = network.noProxy { fields.append(("no proxy", noProxy.isEmpty ? "(none)" : noProxy)) }
         let timeouts = [network.connectTimeout.map { "connect within \(NetworkOptions.describe(seconds: $0)) s" },

@@ -179,6 +179,11 @@ import Testing
         #expect(continuing.contains("--continue-at 10") && !continuing.contains("--compressed"), "\(continuing)")
         job.network = NetworkOptions(netrcFile: "/n")
         #expect(CurlCommand.line(for: job, resume: nil).contains("--anyauth --netrc-file /n --output"))
+        job.network = NetworkOptions(proxy: "http://p:3128")
+        #expect(CurlCommand.line(for: job, resume: nil).contains("--proxy http://p:3128 --noproxy '' --output"),
+                "the job's own proxy is not bypassed by an environment's no_proxy, nor is curl's")
+        job.network = NetworkOptions(noProxy: "h")
+        #expect(CurlCommand.line(for: job, resume: nil).contains("--noproxy h --output"))
     }
 
     // MARK: Storage

@@ -249,9 +249,13 @@ public final class CurlEasy {
         if let timeout = request.timeoutMilliseconds {
             try check(tds_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, timeout)))
         }
-        // Set, even to "", the proxy and its exceptions replace the environment's (libcurl).
+        // Set, even to "", the proxy and its exceptions replace the daemon's environment
+        // (http_proxy, no_proxy, ...). A job's own proxy is not bypassed by the daemon's
+        // no_proxy, which the job's owner may not even know: only by the job's --noproxy.
         if let proxy = network.proxy { try check(tds_easy_setopt_string(handle, CURLOPT_PROXY, proxy)) }
-        if let noProxy = network.noProxy { try check(tds_easy_setopt_string(handle, CURLOPT_NOPROXY, noProxy)) }
+        if let noProxy = network.noProxy ?? network.proxy.map({ _ in "" }) {
+            try check(tds_easy_setopt_string(handle, CURLOPT_NOPROXY, noProxy))
+        }
         // "": every encoding this libcurl decodes (gzip, deflate, br, zstd as built).
         if request.acceptEncoding { try check(tds_easy_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")) }
         if let user = network.user, request.sendsCredentials {

@@ -44,7 +44,8 @@ public enum CurlCommand {
     static func networkWords(_ network: NetworkOptions) -> [String] {
         var words: [String] = []
         if let proxy = network.proxy { words += ["--proxy", proxy] }
-        if let noProxy = network.noProxy { words += ["--noproxy", noProxy] }
+        // As the job: its own proxy ignores the environment's no_proxy (curl's would not).
+        if let noProxy = network.noProxy ?? network.proxy.map({ _ in "" }) { words += ["--noproxy", noProxy] }
         if let seconds = network.connectTimeout { words += ["--connect-timeout", NetworkOptions.describe(seconds: seconds)] }
         if let seconds = network.maxTime { words += ["--max-time", NetworkOptions.describe(seconds: seconds)] }
         if network.hasCredentials { words.append("--anyauth") }
