@@ -27,10 +27,15 @@ struct AccessLogEntry {
 /// - `/slow-norange/`  both of the above, so a no-Range transfer lasts long enough to pause
 /// - `/status/404`, `/status/500`
 /// - `/dav/`           WebDAV `PUT` into its own directory (`davRoot`), creating directories
+/// - `/gzip/`          gzip on for every type (a client that asks gets `Content-Encoding: gzip`)
+/// - `/slow-gzip/`     both `/slow/` and `/gzip/`
+/// - `/auth/`          `auth_basic` against `htpasswd` (empty until a test writes it)
+/// - `/host`           answers the request's `Host` header and a line feed
 final class NginxServer {
     enum Location: String {
-        case files, norange, slow
+        case files, norange, slow, gzip, auth
         case slowNoRange = "slow-norange"
+        case slowGzip = "slow-gzip"
     }
 
     static let executable = "/usr/sbin/nginx"
@@ -42,6 +47,8 @@ final class NginxServer {
     let slowRate: String
     /// Where `PUT /dav/REL/PATH` stores its body (as `davRoot/REL/PATH`).
     let davRoot: URL
+    /// The users of `/auth/` (`user:{PLAIN}password` lines), read by nginx at each request.
+    let htpasswd: URL
     private(set) var port: UInt16 = 0
     private var child: ChildProcess?
 
@@ -52,10 +59,17 @@ final class NginxServer {
         errorLog = directory.appendingPathComponent("error.log")
         self.slowRate = slowRate
         davRoot = directory.appendingPathComponent("dav")
+        htpasswd = directory.appendingPathComponent("htpasswd")
         let fm = FileManager.default
         for dir in [docroot, davRoot, directory.appendingPathComponent("temp"), directory.appendingPathComponent("logs")] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         }
+        try Data().write(to: htpasswd)
+    }
+
+    /// Lets `user` in to `/auth/` with `password` (nginx's `{PLAIN}` scheme).
+    func allow(user: String, password: String) throws {
+        try "\(user):{PLAIN}\(password)\n".write(to: htpasswd, atomically: true, encoding: .utf8)
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -127,6 +141,10 @@ final class NginxServer {
                     dav_access user:rw group:r all:r;
                     client_max_body_size 0;
                 }
+                location /gzip/ { alias \(root); gzip on; gzip_types *; gzip_min_length 0; }
+                location /slow-gzip/ { alias \(root); gzip on; gzip_types *; limit_rate \(slowRate); }
+                location /auth/ { alias \(root); auth_basic "transferd tests"; auth_basic_user_file \(htpasswd.path); }
+                location = /host { default_type text/plain; return 200 "$http_host\\n"; }
                 location = /status/404 { return 404; }
                 location = /status/500 { return 500; }
             }
