@@ -21,8 +21,9 @@ struct DownloadCommand: Subcommand {
           --location-trusted      send secret headers (Authorization, Cookie, X-Api-Key, ...)
                                   and --user's credentials to any host a redirect leads to
                                   (default: only to the URL's)
-          -x, --proxy URL         use this proxy (http://, https://, socks5h://, ...; '' for none);
-                                  default: the daemon's http_proxy, https_proxy and no_proxy
+          -x, --proxy URL         use this proxy for every host but --noproxy's (http://, https://,
+                                  socks5h://, ...; '' for none); default: the daemon's http_proxy,
+                                  https_proxy and no_proxy
           --noproxy LIST          hosts reached without the proxy (comma-separated; '*' for all)
           --connect-timeout S     give up connecting after S seconds (fractions allowed; default 30)
           -m, --max-time S        fail an attempt that takes longer than S seconds (timed_out, not
@@ -30,7 +31,7 @@ struct DownloadCommand: Subcommand {
           --compressed            ask for a compressed body (gzip, deflate, br, zstd) and store it
                                   decoded; an interrupted compressed download starts over at byte 0
           -u, --user USER:PASS    credentials for Basic or Digest, whichever the server asks for
-                                  (curl's --anyauth); the password is never shown
+                                  (curl's anyauth negotiation); the password is never shown
           -n, --netrc             take credentials from your ~/.netrc (read by the daemon)
           --netrc-file FILE       take credentials from FILE (the daemon must be able to read it)
           -4, --ipv4              connect over IPv4 only
