@@ -80,6 +80,27 @@ final class NetworkOptionTests: IntegrationTestCase {
         XCTAssertEqual(try proxy.proxied().count, 2)
     }
 
+    /// A backup's MKCOLs and PUTs all take the job's way.
+    func testABackupGoesThroughTheProxy() throws {
+        let proxy = try netServer("proxy")
+        let tree = workDir.appendingPathComponent("tree")
+        try FileManager.default.createDirectory(at: tree.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try Files.randomData(count: 50 * KiB).write(to: tree.appendingPathComponent("a.bin"))
+        try Files.randomData(count: 70 * KiB).write(to: tree.appendingPathComponent("sub/b.bin"))
+        let result = try cli.backup(tree, to: nginx.davURL("net"), ["--proxy", proxy.baseURL, "--max-time", "30"])
+        let batch = try XCTUnwrap(jsonInt(result["batch"]), "\(result)")
+        XCTAssertEqual(cli.wait(batch: batch).exitCode, 0)
+        for name in ["a.bin", "sub/b.bin"] {
+            XCTAssertEqual(try Data(contentsOf: nginx.davRoot.appendingPathComponent("net/" + name)),
+                           try Data(contentsOf: tree.appendingPathComponent(name)), name)
+        }
+        let methods = try proxy.log().filter { $0["proxied"] as? Bool == true }.compactMap { $0["method"] as? String }
+        XCTAssertEqual(methods.filter { $0 == "PUT" }.count, 2, "\(methods)")
+        XCTAssertTrue(methods.contains("MKCOL"), "the collections were asked for through the proxy: \(methods)")
+        XCTAssertEqual(try cli.jobs().compactMap { ($0["network"] as? [String: Any])?["proxy"] as? String },
+                       [proxy.baseURL, proxy.baseURL])
+    }
+
     // MARK: --connect-timeout, --max-time
 
     func testConnectTimeoutGivesUpOnAHostThatNeverAnswers() throws {

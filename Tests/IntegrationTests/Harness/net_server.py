@@ -13,8 +13,9 @@ Routes (files are read from DIR)
   GET /redirect?to=URL                302 with Location: URL
   GET /log                            JSON list of every request served so far: method, target
                                       (as on the request line), path, headers, status
-  GET http://HOST:PORT/PATH ...       a request in absolute form: forwarded as a proxy does
-                                      (HTTP only, no CONNECT), logged with `proxied: true`
+  METHOD http://HOST:PORT/PATH ...    a request in absolute form (GET, HEAD, PUT, POST, MKCOL):
+                                      forwarded as a proxy does (HTTP only, no CONNECT), logged
+                                      with `proxied: true`
 
 `--bind ::1` listens on the IPv6 loopback only.
 """
@@ -139,6 +140,12 @@ class Handler(BaseHTTPRequestHandler):
         self.route()
 
     def do_PUT(self):
+        self.route()
+
+    def do_POST(self):
+        self.route()
+
+    def do_MKCOL(self):
         self.route()
 
     def route(self):
