@@ -36,6 +36,21 @@ CURLcode tds_easy_setopt_data_callback(CURL *easy, CURLoption option,
     return curl_easy_setopt(easy, option, callback);
 }
 
+CURLcode tds_easy_setopt_seek_callback(CURL *easy, int (*callback)(void *, curl_off_t, int)) {
+    return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
+}
+CURLcode tds_easy_set_any_auth(CURL *easy) {
+    return curl_easy_setopt(easy, CURLOPT_HTTPAUTH, CURLAUTH_ANY);
+}
+CURLSH *tds_share_dns(void) {
+    CURLSH *share = curl_share_init();
+    if (share != NULL && curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) {
+        curl_share_cleanup(share);
+        return NULL;
+    }
+    return share;
+}
+
 CURLcode tds_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }
@@ -63,6 +78,8 @@ CURLMcode tds_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callbac
 size_t tds_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 size_t tds_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 size_t tds_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+int tds_seekfunc_ok(void) { return CURL_SEEKFUNC_OK; }
+int tds_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }
 int tds_pause_cont(void) { return CURLPAUSE_CONT; }
 
 // Opens a transfer's socket as libcurl would (and close-on-exec); when socket(2) fails, its

@@ -32,11 +32,12 @@ struct BackupCommand: Subcommand {
           --name NAME             the batch's name (default: backup DIR)
           --on-complete CMD, --on-fail CMD
                                   run CMD when the batch has ended (see transferctl batch --help)
-          -H, --header, --header-command, --limit-rate, --priority, --retry, --cacert,
-          --pinned-pubkey, --cert, --key, -k, --insecure, --allow-insecure-redirect,
-          --location-trusted
-                                  as for upload, applied to every file (--batch does not
-                                  apply: a backup makes its own batch)
+          -H, --header, --header-command, --limit-rate, --priority, --retry, --cacert, --pinned-pubkey,
+          --cert, --key, -k, --insecure, --allow-insecure-redirect, --location-trusted,
+          -x, --proxy, --noproxy, --connect-timeout, -m, --max-time, -u, --user, -n,
+          --netrc, --netrc-file, -4, --ipv4, -6, --ipv6, --resolve
+                                  as for upload, applied to every file and MKCOL (--batch
+                                  does not apply: a backup makes its own batch)
 
         filters (rsync's rules): each file and directory, by its path relative to DIR, is
         tested against the --include/--exclude/--exclude-from rules in the order given, and
@@ -158,6 +159,7 @@ struct BackupCommand: Subcommand {
     private func upload(url: String, path: String?, form: [FormField]?) -> NewJob {
         NewJob(kind: .upload, url: url, path: path, headers: common.headers, priority: common.priority,
                limit: common.limit, retries: common.retries, method: method, form: form, tls: common.tls,
-               onComplete: common.onComplete, onFail: common.onFail, headerCommand: common.headerCommand)
+               network: common.network, onComplete: common.onComplete, onFail: common.onFail,
+               headerCommand: common.headerCommand)
     }
 }

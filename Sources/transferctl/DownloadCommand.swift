@@ -29,7 +29,25 @@ struct DownloadCommand: Subcommand {
           -k, --insecure          do not verify the server (shown by show, logged)
           --allow-insecure-redirect  follow a redirect from https to http
           --location-trusted      send secret headers (Authorization, Cookie, X-Api-Key, ...)
-                                  to any host a redirect leads to (default: only to the URL's)
+                                  and --user's credentials to any host a redirect leads to
+                                  (default: only to the URL's)
+          -x, --proxy URL         use this proxy for every host but --noproxy's (http://, https://,
+                                  socks5h://, ...; '' for none); default: the daemon's http_proxy,
+                                  https_proxy and no_proxy
+          --noproxy LIST          hosts reached without the proxy (comma-separated; '*' for all)
+          --connect-timeout S     give up connecting after S seconds (fractions allowed; default 30)
+          -m, --max-time S        fail an attempt that takes longer than S seconds (timed_out, not
+                                  retried)
+          --compressed            ask for a compressed body (gzip, deflate, br, zstd) and store it
+                                  decoded; an interrupted compressed download starts over at byte 0
+          -u, --user USER:PASS    credentials for Basic or Digest, whichever the server asks for
+                                  (curl's anyauth negotiation); the password is never shown
+          -n, --netrc             take credentials from your ~/.netrc (read by the daemon)
+          --netrc-file FILE       take credentials from FILE (the daemon must be able to read it)
+          -4, --ipv4              connect over IPv4 only
+          -6, --ipv6              connect over IPv6 only
+          --resolve HOST:PORT:ADDR[,ADDR]
+                                  connect to ADDR for HOST:PORT (repeatable; as curl's --resolve)
           --sha256 HEX            verify the finished file before it appears
           --overwrite             replace an existing destination (--on-exists overwrite)
           --max-filesize SIZE     fail (too_large) and remove the partial file past SIZE, e.g. 10G
@@ -65,11 +83,12 @@ struct DownloadCommand: Subcommand {
         let overwrite = arguments.flag("--overwrite")
         let resumeFile = try arguments.option("--resume-data")
         let paused = arguments.flag("--paused")
+        let compressed = arguments.flag("--compressed")
         var maxFilesize: Int64?
         if let text = try arguments.option("--max-filesize") {
             do { maxFilesize = try ByteCount.parse(text) } catch { throw UsageError("--max-filesize: \(error.message)") }
         }
-        let common = try CommonJobOptions.parse(&arguments)
+        let common = try CommonJobOptions.parse(&arguments, compressed: compressed)
         let positionals = try arguments.positionals()
         guard positionals.count <= 1 else { throw UsageError("download takes one URL, got \(positionals.count)") }
 
@@ -103,8 +122,8 @@ struct DownloadCommand: Subcommand {
         var job = NewJob(kind: .download, url: url, path: path, headers: requestHeaders,
                          sha256: sha256?.lowercased(), overwrite: overwrite, priority: common.priority,
                          batch: common.batch, limit: common.limit, retries: common.retries, paused: paused,
-                         resumeData: resumeData, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
-                         headerCommand: common.headerCommand)
+                         resumeData: resumeData, tls: common.tls, network: common.network, onComplete: common.onComplete,
+                         onFail: common.onFail, headerCommand: common.headerCommand)
         job.umask = ProcessIdentity.umask
         job.maxFilesize = maxFilesize
         job.outputDirectory = directory
@@ -125,11 +144,13 @@ struct CommonJobOptions {
     var retries: Int?
     var headers: [String] = []
     var tls: TLSOptions?
+    var network: NetworkOptions?
     var onComplete: String?
     var onFail: String?
     var headerCommand: String?
 
-    static func parse(_ arguments: inout ArgumentList) throws -> CommonJobOptions {
+    /// `compressed`: `download --compressed` (the one network option only downloads take).
+    static func parse(_ arguments: inout ArgumentList, compressed: Bool = false) throws -> CommonJobOptions {
         var options = CommonJobOptions()
         options.onComplete = try arguments.option("--on-complete")
         options.onFail = try arguments.option("--on-fail")
@@ -164,6 +185,7 @@ struct CommonJobOptions {
             throw UsageError("--key goes with --cert")
         }
         options.tls = tls.isDefault ? nil : tls
+        options.network = try NetworkArguments.parse(&arguments, compressed: compressed)
         if let text = try arguments.option("--priority") {
             guard let priority = Priority(rawValue: text) else {
                 throw UsageError("--priority must be high, normal or low, got '\(text)'")

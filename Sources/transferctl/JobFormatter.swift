@@ -72,6 +72,7 @@ enum JobFormatter {
         let redirects = [job.tls.allowInsecureRedirect ? "may go from https to http" : nil,
                          job.tls.locationTrusted ? "secret headers go to any host (--location-trusted)" : nil].compactMap { $0 }
         if !redirects.isEmpty { field("redirects", redirects.joined(separator: "; ")) }
+        for (name, value) in network(Redaction.network(job.network)) { field(name, value) }
         field("limit", job.limit.map { Rate.describe($0) })
         field("max size", job.maxFilesize.map { ByteCount.describe($0) })
         field("priority", job.priority.rawValue)
@@ -107,6 +108,30 @@ enum JobFormatter {
             if response.truncated { lines.append("[... truncated at 64 KiB]") }
         }
         return lines
+    }
+
+    /// The `show` lines of a job's network options (secrets already redacted), in order.
+    static func network(_ network: NetworkOptions) -> [(String, String)] {
+        var fields: [(String, String)] = []
+        if let proxy = network.proxy {
+            fields.append(("proxy", proxy.isEmpty ? "none (not even the daemon's http_proxy or https_proxy)"
+                : network.noProxy == nil ? proxy + " (for every host: the daemon's no_proxy does not apply)" : proxy))
+        }
+        if let noProxy = network.noProxy { fields.append(("no proxy", noProxy.isEmpty ? "(none)" : noProxy)) }
+        let timeouts = [network.connectTimeout.map { "connect within \(NetworkOptions.describe(seconds: $0)) s" },
+                        network.maxTime.map { "at most \(NetworkOptions.describe(seconds: $0)) s per attempt (--max-time)" }]
+            .compactMap { $0 }
+        if !timeouts.isEmpty { fields.append(("timeouts", timeouts.joined(separator: ", "))) }
+        if network.compressed {
+            fields.append(("encoding", "compressed if the server will (--compressed); decoded as it arrives"))
+        }
+        if let user = network.user {
+            fields.append(("user", "\(user), password \(network.password ?? "(none)") (Basic or Digest, as the server asks)"))
+        }
+        if let netrcFile = network.netrcFile { fields.append(("netrc", netrcFile)) }
+        if let version = network.ipVersion { fields.append(("ip", "IPv\(version.rawValue) only (-\(version.rawValue))")) }
+        if !network.resolve.isEmpty { fields.append(("resolve", network.resolve.joined(separator: ", "))) }
+        return fields
     }
 
     /// `dns 0.1 ms, connect 0.3 ms, tls 4.0 ms, first byte 5.2 ms, total 1.20 s, HTTP/1.1 127.0.0.1:8080, 512.0 MiB/s`

@@ -24,6 +24,10 @@ struct UploadCommand: Subcommand {
                                   a 401 or 403 runs it again and retries once
           --cacert, --pinned-pubkey, --cert, --key, -k/--insecure, --allow-insecure-redirect,
           --location-trusted      as for download (an upload follows no redirect)
+          -x/--proxy, --noproxy, --connect-timeout, -m/--max-time, -u/--user, -n/--netrc,
+          --netrc-file, -4/--ipv4, -6/--ipv6, --resolve
+                                  as for download (with --user the body may be sent twice: once
+                                  to learn the server's method, once with the credentials)
           --limit-rate RATE       this job's bandwidth, e.g. 512K, 4M
           --priority P            high, normal or low (default normal)
           --retry N               retries after a failed attempt (default 7)
@@ -65,8 +69,9 @@ struct UploadCommand: Subcommand {
         let job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: common.headers,
                          priority: common.priority, batch: common.batch, limit: common.limit,
                          retries: common.retries, paused: paused, method: method?.uppercased(),
-                         form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete,
-                         onFail: common.onFail, retryUnsafe: retryUnsafe ? true : nil, headerCommand: common.headerCommand)
+                         form: fields.isEmpty ? nil : fields, tls: common.tls, network: common.network,
+                         onComplete: common.onComplete, onFail: common.onFail, retryUnsafe: retryUnsafe ? true : nil,
+                         headerCommand: common.headerCommand)
         return UploadCommand(job: job)
     }
 

@@ -26,6 +26,11 @@ enum DaemonArguments {
         as descriptor 3; contrib/transferd.socket), it serves that socket instead of making
         its own, so the first transferctl command starts it; it never removes that file.
 
+        Proxies: a job that names none uses the proxy of this process's environment, as
+        libcurl reads it: http_proxy (lower case only) for http, https_proxy or HTTPS_PROXY
+        for https, all_proxy or ALL_PROXY for both, and no_proxy or NO_PROXY for the hosts
+        reached directly. A job that names its own proxy is not bound by them.
+
         options:
           --state-dir DIR      database and socket directory (default: $TRANSFERD_STATE_DIR,
                                else $XDG_STATE_HOME/transferd, else ~/.local/state/transferd)

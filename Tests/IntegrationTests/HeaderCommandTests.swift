@@ -13,13 +13,13 @@ final class HeaderCommandTests: IntegrationTestCase {
         let sha = try makeSource("secret.bin", size: 128 * KiB)
         let token = workDir.appendingPathComponent("token")
         try Data("stale\n".utf8).write(to: token)
-        let id = try cli.download(nginx.url(.auth, "secret.bin"), to: destination("secret.bin"),
+        let id = try cli.download(nginx.url(.bearer, "secret.bin"), to: destination("secret.bin"),
                                   ["--header-command", rotatingCommand(token, next: "good")])
         try waitCompleted(id)
         try assertCompletedDownload(id, at: destination("secret.bin"), sha256: sha, size: 128 * KiB)
         let job = try cli.job(id)
         XCTAssertEqual(job.attempts, 2, "a 401, then new credentials: \(job.jsonText)")
-        let log = try String(contentsOf: nginx.accessLog, encoding: .utf8).split(separator: "\n").filter { $0.contains("/auth/") }
+        let log = try String(contentsOf: nginx.accessLog, encoding: .utf8).split(separator: "\n").filter { $0.contains("/bearer/") }
         XCTAssertEqual(log.map { $0.split(separator: "|")[1] }, ["401", "200"], "\(log)")
 
         // show --curl pipes the command's headers into curl: run as printed, it gets the file.
@@ -45,13 +45,13 @@ final class HeaderCommandTests: IntegrationTestCase {
 
     func testACommandThatFailsFailsTheJobAsAuthWithoutARequest() throws {
         try makeSource("never.bin", size: 1 * KiB)
-        let id = try cli.download(nginx.url(.auth, "never.bin"), to: destination("never.bin"),
+        let id = try cli.download(nginx.url(.bearer, "never.bin"), to: destination("never.bin"),
                                   ["--header-command", "echo 'Authorization: Bearer good'; exit 3"])
         let failed = try cli.awaitState(id, "failed")
         XCTAssertEqual(failed.errorCode, "auth", failed.jsonText)
         XCTAssertEqual(failed.errorMessage, "--header-command exited with status 3", failed.jsonText)
         XCTAssertLessThanOrEqual(failed.attempts ?? 9, 1, "not retried: \(failed.jsonText)")
-        let bad = try cli.download(nginx.url(.auth, "never.bin"), to: destination("bad.bin"),
+        let bad = try cli.download(nginx.url(.bearer, "never.bin"), to: destination("bad.bin"),
                                    ["--header-command", "echo 'Authorization Bearer good'"])
         let malformed = try cli.awaitState(bad, "failed")
         XCTAssertEqual(malformed.errorMessage, "--header-command printed line 1, which is not a 'Name: value' header", malformed.jsonText)
@@ -63,7 +63,7 @@ final class HeaderCommandTests: IntegrationTestCase {
         try makeSource("locked.bin", size: 1 * KiB)
         let token = workDir.appendingPathComponent("always-stale")
         try Data("stale\n".utf8).write(to: token)
-        let id = try cli.download(nginx.url(.auth, "locked.bin"), to: destination("locked.bin"),
+        let id = try cli.download(nginx.url(.bearer, "locked.bin"), to: destination("locked.bin"),
                                   ["--header-command", rotatingCommand(token, next: "stale")])
         let failed = try cli.awaitState(id, "failed")
         XCTAssertEqual(failed.httpStatus, 401, failed.jsonText)

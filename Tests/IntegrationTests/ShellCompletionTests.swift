@@ -126,9 +126,10 @@ final class ShellCompletionTests: IntegrationTestCase {
         return lines[(start + 1)...].prefix { $0.hasPrefix("  ") }.map { String($0.dropFirst(2)) }
     }
 
-    /// The options a text names: a dash that starts a word, then a letter (`-o`, `--no-schedule`).
+    /// The options a text names: a dash that starts a word, then a letter (`-o`, `--no-schedule`),
+    /// or a digit beside its long name (`-4, --ipv4`, `-6/--ipv6`).
     private static func options(in text: String) -> [String] {
-        let pattern = try! NSRegularExpression(pattern: "(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9-]*")
+        let pattern = try! NSRegularExpression(pattern: "(?<![A-Za-z0-9_-])(--?[A-Za-z][A-Za-z0-9-]*|-[0-9](?=(, ?|/)--))")
         let range = NSRange(text.startIndex..., in: text)
         return pattern.matches(in: text, range: range).map { match in
             var option = String(text[Range(match.range, in: text)!])

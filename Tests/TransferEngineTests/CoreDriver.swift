@@ -53,7 +53,7 @@ struct CoreDriver {
         case .stop(let id): stops.append(id)
         case .finalize(let id, let report): finalizes.append((id, report))
         case .publish(let event): published.append(event)
-        case .probe(let url): probes.append(url)
+        case .probe(let url, _): probes.append(url)
         case .armRetryTimer(let due): retryTimer = due
         case .claimDestination(let id, _): claims.append(id)
         case .runHook(let hook): hooks.append(hook)

@@ -50,6 +50,8 @@ import Testing
     @Test func findsEveryOptionNamedAndNothingElse() {
         #expect(HelpText(Self.sample).options == ["-o", "--again", "--output", "--cacert", "--pinned-pubkey", "--key", "--no-schedule"])
         #expect(HelpText.options(in: "-k/--insecure, -H @FILE, '-' reads stdin, X-Api-Key, HH:MM-HH:MM, -1") == ["-k", "--insecure", "-H"])
+        #expect(HelpText.options(in: "-4, --ipv4  v4 only; -6/--ipv6; from -1 to 4, -2 --x") == ["-4", "--ipv4", "-6", "--ipv6", "--x"],
+                "a digit is an option beside its long name only")
     }
 
     @Test func rendersRoffWithNothingReadAsARequest() {

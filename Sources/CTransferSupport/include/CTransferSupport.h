@@ -18,6 +18,15 @@ CURLcode tds_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist 
 CURLcode tds_easy_setopt_data_callback(CURL *easy, CURLoption option,
                                        size_t (*callback)(char *, size_t, size_t, void *));
 
+/// CURLOPT_SEEKFUNCTION: how libcurl rewinds a request body (to send it again after an
+/// authentication round trip).
+CURLcode tds_easy_setopt_seek_callback(CURL *easy, int (*callback)(void *, curl_off_t, int));
+/// CURLOPT_HTTPAUTH = CURLAUTH_ANY (curl's --anyauth): the safest method the server offers.
+CURLcode tds_easy_set_any_auth(CURL *easy);
+/// A share handle that shares only a DNS cache: a transfer with CURLOPT_RESOLVE entries keeps
+/// them in a cache of its own instead of the multi handle's. NULL when it cannot be made.
+CURLSH *tds_share_dns(void);
+
 CURLcode tds_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode tds_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode tds_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
@@ -36,6 +45,8 @@ CURLcode tds_easy_record_socket_errors(CURL *easy, int *socket_errno);
 size_t tds_writefunc_pause(void);
 size_t tds_readfunc_pause(void);
 size_t tds_readfunc_abort(void);
+int tds_seekfunc_ok(void);
+int tds_seekfunc_cantseek(void);
 int tds_pause_cont(void);
 
 /// The uid of the process on the other end of a connected Unix socket (SO_PEERCRED), or -1.

@@ -85,13 +85,46 @@ private struct CommonFields: Decodable {
     var onFail: String?
     /// `--location-trusted`: secret headers follow a redirect to any host.
     var locationTrusted: Bool?
+    /// The network options, with curl's syntax: `proxy`, `noProxy`, `connectTimeout` and
+    /// `maxTime` (seconds), `user` ("USER:PASSWORD"), `netrcFile`, `ipVersion` (4 or 6), `resolve`.
+    var proxy: String?
+    var noProxy: String?
+    var connectTimeout: SecondsValue?
+    var maxTime: SecondsValue?
+    var user: String?
+    var netrcFile: String?
+    var ipVersion: NetworkOptions.IPVersion?
+    var resolve: [String]?
+
     /// `--header-command`.
     var headerCommand: String?
 
     static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail",
-                                    "locationTrusted", "headerCommand"]
+                                    "locationTrusted", "proxy", "noProxy", "connectTimeout", "maxTime", "user",
+                                    "netrcFile", "ipVersion", "resolve", "headerCommand"]
 
     var tls: TLSOptions? { locationTrusted == true ? TLSOptions(locationTrusted: true) : nil }
+
+    /// The network options of the line (`compressed`: a download's), checked as the command line
+    /// checks them; nil when it gives none.
+    func network(compressed: Bool = false) throws -> NetworkOptions? {
+        var network = NetworkOptions()
+        do {
+            network.proxy = proxy.map(NetworkOptions.proxyURL)
+            network.noProxy = noProxy
+            network.connectTimeout = try connectTimeout?.seconds(.connectTimeout)
+            network.maxTime = try maxTime?.seconds(.maxTime)
+            if let user { (network.user, network.password) = try NetworkOptions.credentials(user) }
+            network.netrcFile = netrcFile.map(StatePaths.absolute)
+            network.ipVersion = ipVersion
+            network.resolve = try (resolve ?? []).map { entry throws(NetworkOptionError) in try NetworkOptions.resolveEntry(entry) }
+            network.compressed = compressed
+            try network.check()
+        } catch {
+            throw Manifest.LineError.Reason(error.message(naming: error.field.rawValue))
+        }
+        return network.isDefault ? nil : network
+    }
 
     /// `retry`, within `NumericLimits.retries`.
     func retries() throws -> Int? {
@@ -112,9 +145,12 @@ private struct DownloadLine: Decodable {
     var overwrite: Bool?
     var onExists: OnExists?
     var maxFilesize: SizeValue?
+    var compressed: Bool?
     var common: CommonFields
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case url, output, outputDir, sha256, overwrite, onExists, maxFilesize }
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, output, outputDir, sha256, overwrite, onExists, maxFilesize, compressed
+    }
 
     init(from decoder: any Decoder) throws {
         try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "download")
@@ -126,6 +162,7 @@ private struct DownloadLine: Decodable {
         sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
         overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite)
         maxFilesize = try container.decodeIfPresent(SizeValue.self, forKey: .maxFilesize)
+        compressed = try container.decodeIfPresent(Bool.self, forKey: .compressed)
         common = try CommonFields(from: decoder)
     }
 
@@ -149,8 +186,8 @@ private struct DownloadLine: Decodable {
         var job = NewJob(kind: .download, url: url, path: path, headers: common.headers ?? [],
                          sha256: sha256?.lowercased(), overwrite: overwrite ?? false, priority: common.priority ?? .normal,
                          limit: common.limitRate?.bytesPerSecond, retries: try common.retries(), paused: common.paused ?? false,
-                         tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
-                         headerCommand: common.headerCommand)
+                         tls: common.tls, network: try common.network(compressed: compressed ?? false),
+                         onComplete: common.onComplete, onFail: common.onFail, headerCommand: common.headerCommand)
         job.maxFilesize = maxFilesize?.bytes
         job.outputDirectory = directory
         job.onExists = onExists
@@ -196,8 +233,9 @@ private struct UploadLine: Decodable {
         return NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
                       priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
                       retries: try common.retries(), paused: common.paused ?? false, method: method?.uppercased(),
-                      form: fields.isEmpty ? nil : fields, tls: common.tls, onComplete: common.onComplete, onFail: common.onFail,
-                      retryUnsafe: retryUnsafe, headerCommand: common.headerCommand)
+                      form: fields.isEmpty ? nil : fields, tls: common.tls, network: try common.network(),
+                      onComplete: common.onComplete, onFail: common.onFail, retryUnsafe: retryUnsafe,
+                      headerCommand: common.headerCommand)
     }
 }
 
@@ -221,6 +259,28 @@ private struct RateValue: Decodable {
         } catch let error as Rate.ParseError {
             throw Manifest.LineError.Reason("limitRate: \(error.message)")
         }
+    }
+}
+
+/// Seconds as a number (`2.5`) or a string as curl takes them (`"2.5"`).
+private struct SecondsValue: Decodable {
+    var number: Double?
+    var text: String?
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Double.self) {
+            self.number = number
+        } else {
+            text = try container.decode(String.self)
+        }
+    }
+
+    func seconds(_ field: NetworkOptions.Field) throws(NetworkOptionError) -> Double {
+        if let text { return try NetworkOptions.seconds(text, field) }
+        let seconds = number ?? 0
+        try NetworkOptions.checkSeconds(seconds, field)
+        return seconds
     }
 }
 

@@ -57,6 +57,16 @@ public final class CurlEasy {
         /// The method of a request without a body when it is not GET (`MKCOL`).
         public var method: String?
         public var tls = TLSOptions()
+        /// The job's proxy, timeouts, credentials, IP version and addresses (`--compressed` is
+        /// `acceptEncoding`'s to apply, credentials `sendsCredentials`').
+        public var network = NetworkOptions()
+        /// Send `network`'s user and password: not to another origin than the job's at a step
+        /// of a redirect transferd follows (`RedirectGuard`). A netrc file is read per host.
+        public var sendsCredentials = true
+        /// Ask for every encoding libcurl can decode (`Accept-Encoding`) and decode the body.
+        public var acceptEncoding = false
+        /// The whole request may take this long (CURLOPT_TIMEOUT_MS); nil: no limit.
+        public var timeoutMilliseconds: Int?
         /// Only connect (and do TLS), then stop: a probe of whether the host answers.
         public var connectOnly = false
 
@@ -65,6 +75,9 @@ public final class CurlEasy {
 
     let handle: OpaquePointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
+    /// The DNS cache of a request with `--resolve` entries (they would be the whole multi's).
+    private var dnsShare: OpaquePointer?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// Where the socket callback leaves the errno of a socket(2) that failed (0: none did).
     private let socketErrno = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
@@ -75,6 +88,9 @@ public final class CurlEasy {
     public var onHeader: (UnsafeRawBufferPointer) -> Bool = { _ in true }
     /// Fills the buffer with request body bytes (when the request has a body).
     public var onRead: (UnsafeMutableRawBufferPointer) -> ReadAction = { _ in .bytes(0) }
+    /// Rewinds the request body to this offset (libcurl sends it again after an authentication
+    /// round trip); false: it cannot.
+    public var onSeek: (Int64) -> Bool = { _ in false }
 
     public init(_ request: Request) throws(CurlCode) {
         guard let handle = curl_easy_init() else { throw CurlCode(CURLE_FAILED_INIT) }
@@ -85,7 +101,6 @@ public final class CurlEasy {
         try check(tds_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, request.receiveBufferSize))
         try check(tds_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0))
         try check(tds_easy_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects))
-        try check(tds_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, request.connectTimeoutSeconds))
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytes))
         try check(tds_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds))
         try check(tds_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
@@ -94,6 +109,7 @@ public final class CurlEasy {
         let schemes = request.tls.redirectSchemes(from: request.redirectOrigin ?? request.url)
         try check(tds_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, schemes.joined(separator: ",")))
         try configure(request.tls)
+        try configureNetwork(request)
         if request.connectOnly { try check(tds_easy_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)) }
         if let method = request.method {
             precondition(request.body == nil, "a request with a body takes its method from the body")
@@ -139,7 +155,9 @@ public final class CurlEasy {
 
     deinit {
         curl_easy_cleanup(handle)
+        if let dnsShare { curl_share_cleanup(dnsShare) }  // (after the handle that used it)
         curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
         errorBuffer.deallocate()
         socketErrno.deallocate()
     }
@@ -230,6 +248,52 @@ public final class CurlEasy {
         }
     }
 
+    /// The job's network options, as curl's options of the same names.
+    private func configureNetwork(_ request: Request) throws(CurlCode) {
+        let network = request.network
+        let connectTimeout = network.connectTimeout.map(NetworkOptions.milliseconds) ?? request.connectTimeoutSeconds * 1000
+        try check(tds_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeout))
+        if let timeout = request.timeoutMilliseconds {
+            try check(tds_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, timeout)))
+        }
+        // Set, even to "", the proxy and its exceptions replace the daemon's environment
+        // (http_proxy, no_proxy, ...). A job's own proxy is not bypassed by the daemon's
+        // no_proxy, which the job's owner may not even know: only by the job's --noproxy.
+        if let proxy = network.proxy { try check(tds_easy_setopt_string(handle, CURLOPT_PROXY, proxy)) }
+        if let noProxy = network.noProxy ?? network.proxy.map({ _ in "" }) {
+            try check(tds_easy_setopt_string(handle, CURLOPT_NOPROXY, noProxy))
+        }
+        // "": every encoding this libcurl decodes (gzip, deflate, br, zstd as built).
+        if request.acceptEncoding { try check(tds_easy_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")) }
+        if let user = network.user, request.sendsCredentials {
+            try check(tds_easy_setopt_string(handle, CURLOPT_USERNAME, user))
+            try check(tds_easy_setopt_string(handle, CURLOPT_PASSWORD, network.password ?? ""))
+        }
+        if let netrcFile = network.netrcFile {
+            try check(tds_easy_setopt_long(handle, CURLOPT_NETRC, Int(CURL_NETRC_REQUIRED.rawValue)))
+            try check(RawPath.withCString(netrcFile) { tds_easy_setopt_string(handle, CURLOPT_NETRC_FILE, $0) })
+        }
+        // As curl's --anyauth: no credentials until the server asks, then the safest method it
+        // offers (Digest before Basic); libcurl sends them to another host only with
+        // --location-trusted (CURLOPT_UNRESTRICTED_AUTH).
+        if network.hasCredentials { try check(tds_easy_set_any_auth(handle)) }
+        if let version = network.ipVersion {
+            let resolve = version == .v4 ? CURL_IPRESOLVE_V4 : CURL_IPRESOLVE_V6
+            try check(tds_easy_setopt_long(handle, CURLOPT_IPRESOLVE, Int(resolve)))
+        }
+        if !network.resolve.isEmpty {
+            // Entries go into the DNS cache the handle uses: a cache of its own, and a connection
+            // neither taken from nor left to other jobs (libcurl matches them by host name).
+            guard let share = tds_share_dns() else { throw CurlCode(CURLE_OUT_OF_MEMORY) }
+            dnsShare = share
+            try check(tds_easy_setopt_pointer(handle, CURLOPT_SHARE, UnsafeMutableRawPointer(share)))
+            for entry in network.resolve { resolveList = curl_slist_append(resolveList, entry) }
+            try check(tds_easy_setopt_slist(handle, CURLOPT_RESOLVE, resolveList))
+            try check(tds_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1))
+            try check(tds_easy_setopt_long(handle, CURLOPT_FORBID_REUSE, 1))
+        }
+    }
+
     private func configure(_ body: Body) throws(CurlCode) {
         if body.method == "PUT" {
             try check(tds_easy_setopt_long(handle, CURLOPT_UPLOAD, 1))
@@ -249,6 +313,12 @@ public final class CurlEasy {
             case .pause: return tds_readfunc_pause()
             case .abort: return tds_readfunc_abort()
             }
+        })
+        try check(tds_easy_setopt_pointer(handle, CURLOPT_SEEKDATA, Unmanaged.passUnretained(self).toOpaque()))
+        try check(tds_easy_setopt_seek_callback(handle) { user, offset, origin in
+            guard let user, origin == SEEK_SET else { return tds_seekfunc_cantseek() }
+            let easy = Unmanaged<CurlEasy>.fromOpaque(user).takeUnretainedValue()
+            return easy.onSeek(Int64(offset)) ? tds_seekfunc_ok() : tds_seekfunc_cantseek()
         })
     }
 

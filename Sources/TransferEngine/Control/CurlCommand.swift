@@ -1,6 +1,6 @@
 /// `show ID --curl`: the curl command line that does what the job's next attempt would do
-/// (method, headers, range, form parts, limits, TLS options), secrets redacted; a job's
-/// `--header-command` runs first and pipes its headers in (`-H @-`). Pure.
+/// (method, headers, range, form parts, limits, TLS and network options), secrets redacted; a
+/// job's `--header-command` runs first and pipes its headers in (`-H @-`). Pure.
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
         var words = ["curl", "--fail", job.tls.locationTrusted ? "--location-trusted" : "--location", "--max-redirs", "10"]
@@ -15,6 +15,7 @@ public enum CurlCommand {
         if job.url.lowercased().hasPrefix("https:"), !job.tls.allowInsecureRedirect {
             words += ["--proto-redir", "=https"]
         }
+        words += networkWords(Redaction.network(job.network))
         switch job.kind {
         case .download:
             // --continue-at appends to the partial file (--range would truncate it and write the
@@ -22,6 +23,9 @@ public enum CurlCommand {
             if let resume, resume.bytesReceived > 0,
                let validator = Validators(etag: resume.etag, lastModified: resume.lastModified).ifRange {
                 words += ["--continue-at", "\(resume.bytesReceived)", "-H", "If-Range: \(validator)"]
+            } else if job.network.compressed {
+                // As the job: a compressed body only from byte 0 (a range counts encoded bytes).
+                words.append("--compressed")
             }
             if job.path == nil, let directory = job.outputDirectory {
                 // Not named yet: curl names it from the same answer (-O -J).
@@ -43,6 +47,26 @@ public enum CurlCommand {
         words.append(Redaction.url(job.url))
         let curl = words.map(quote).joined(separator: " ")
         return job.headerCommand.map { "sh -c \(quote($0)) | \(curl)" } ?? curl
+    }
+
+    /// curl's options for the job's network options (all but `--compressed`), secrets as given.
+    static func networkWords(_ network: NetworkOptions) -> [String] {
+        var words: [String] = []
+        if let proxy = network.proxy { words += ["--proxy", proxy] }
+        // As the job: its own proxy ignores the environment's no_proxy (curl's would not).
+        if let noProxy = network.noProxy ?? network.proxy.map({ _ in "" }) { words += ["--noproxy", noProxy] }
+        if let seconds = network.connectTimeout { words += ["--connect-timeout", NetworkOptions.describe(seconds: seconds)] }
+        if let seconds = network.maxTime { words += ["--max-time", NetworkOptions.describe(seconds: seconds)] }
+        if network.hasCredentials { words.append("--anyauth") }
+        if let user = network.user { words += ["--user", user + ":" + (network.password ?? "")] }
+        if let netrcFile = network.netrcFile { words += ["--netrc-file", netrcFile] }
+        switch network.ipVersion {
+        case .v4: words.append("-4")
+        case .v6: words.append("-6")
+        case nil: break
+        }
+        for entry in network.resolve { words += ["--resolve", entry] }
+        return words
     }
 
     /// curl's -F syntax for one part, quoting what needs it.

@@ -15,10 +15,14 @@ public enum DownloadDecision: Equatable, Sendable {
     /// An error status: the body is never written.
     case fail(TransferError)
 
+    /// `authenticating`: the request has credentials (`--user`, a netrc file) that libcurl has
+    /// not offered yet; a 401 that asks for them is then libcurl's to answer with a new request.
     public static func decide(_ head: ResponseHead, offset: Int64, resume: ResumeState,
-                              followingRedirects: Bool = true) -> DownloadDecision {
+                              followingRedirects: Bool = true, authenticating: Bool = false) -> DownloadDecision {
         switch head.status {
         case 100..<200:
+            return .ignore
+        case 401 where authenticating && head.fields["www-authenticate"] != nil:
             return .ignore
         case 206:
             guard let range = head.contentRange, let first = range.first else {

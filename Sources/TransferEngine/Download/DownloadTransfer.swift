@@ -31,6 +31,14 @@ final class DownloadTransfer: Transfer {
     let redirectsLeft: Int
     /// libcurl follows this request's redirects itself (it carries no secret).
     private let libcurlFollows: Bool
+    /// The request asked for a compressed body (`--compressed` at byte 0): libcurl decodes it.
+    private let acceptsEncoding: Bool
+    /// The request carries credentials libcurl offers once a server asks (a 401 with a
+    /// challenge); the challenges seen so far.
+    private let credentials: Bool
+    private var challenges = 0
+    /// When the attempt's `--max-time` runs out.
+    let deadline: AttemptDeadline?
     /// The entity as known now; `bytesDurable` is what the store has recorded.
     private(set) var resume: ResumeState
     /// Bytes received into the partial file (the last `pending.count` of them not written yet).
@@ -47,6 +55,9 @@ final class DownloadTransfer: Transfer {
     private(set) var verdict: AttemptOutcome?
     private var parser = ResponseHeadParser()
     private var truncateBeforeWriting = false
+    /// The last response head was a challenge left to libcurl: if no other follows, libcurl
+    /// did not answer it (no credentials for that host) and it is the answer.
+    private var challengePending = false
 
     /// A checkpoint or truncation is on its way to disk; the next one waits.
     var durabilityInFlight = false
@@ -77,9 +88,9 @@ final class DownloadTransfer: Transfer {
 
     /// A request for `url` with `headers`. `redirects` says whether libcurl may follow its
     /// redirects; when not, a redirect ends it with `AttemptOutcome.redirect`.
-    init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, redirects: RedirectGuard,
-         redirectsLeft: Int = RedirectGuard.maxRedirects, pacer: Pacer, stallSeconds: Int, maxFilesize: Int64?, file: PartialFile,
-         resume: ResumeState) throws(TransferError) {
+    init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, network: NetworkOptions = NetworkOptions(),
+         deadline: AttemptDeadline? = nil, redirects: RedirectGuard, redirectsLeft: Int = RedirectGuard.maxRedirects,
+         pacer: Pacer, stallSeconds: Int, maxFilesize: Int64?, file: PartialFile, resume: ResumeState) throws(TransferError) {
         self.url = url
         self.headers = headers
         self.redirectsLeft = redirectsLeft
@@ -93,9 +104,16 @@ final class DownloadTransfer: Transfer {
         rangeStart = resume.bytesDurable
         offset = resume.bytesDurable
         writebackFrom = resume.bytesDurable
+        self.deadline = deadline
         var request = CurlEasy.Request(url: url)
         request.headers = headers
         request.tls = tls
+        request.network = network
+        // At a step of a redirect transferd follows, the user's credentials go only to the job's
+        // origin, as the secret headers (libcurl's own following checks the host itself).
+        request.sendsCredentials = redirects.sendsSecrets(to: url)
+        credentials = (request.sendsCredentials && network.user != nil) || network.netrcFile != nil
+        request.timeoutMilliseconds = deadline?.remainingMilliseconds()
         libcurlFollows = redirects.libcurlMayFollow(headers)
         request.followRedirects = libcurlFollows
         request.maxRedirects = redirectsLeft
@@ -107,6 +125,10 @@ final class DownloadTransfer: Transfer {
             request.rangeStart = rangeStart
             request.headers.append("If-Range: \(validator)")
         }
+        // A compressed body is asked for only from byte 0: a range counts the server's encoded
+        // bytes, the partial file holds decoded ones (`ResumeState.decoded`).
+        acceptsEncoding = network.compressed && request.rangeStart == 0
+        request.acceptEncoding = acceptsEncoding
         do {
             easy = try CurlEasy(request)
         } catch {
@@ -130,7 +152,7 @@ final class DownloadTransfer: Transfer {
     var direction: TransferDirection { .down }
     var partialFile: PartialFile? { file }
     var redirectStep: RedirectStep? {
-        RedirectStep(headers: headers, redirectsLeft: redirectsLeft, file: file, resume: checkpoint)
+        RedirectStep(headers: headers, redirectsLeft: redirectsLeft, file: file, resume: checkpoint, deadline: deadline)
     }
 
     /// What it keeps is the checkpoint, identified by the file as transferd leaves it.
@@ -214,6 +236,9 @@ final class DownloadTransfer: Transfer {
             return .failed(error)
         }
         if let verdict { return verdict }
+        if let deadline, deadline.expired(code) { return .failed(.timedOut(seconds: deadline.seconds)) }
+        // A challenge libcurl did not answer (wrong credentials, or another host's) is the end.
+        if phase == .awaitingHead, challengePending { return .failed(.httpStatus(401)) }
         guard code.category == .ok else {
             return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: phase == .receiving,
                                          stallSeconds: stallSeconds, redirect: redirect))
@@ -235,9 +260,17 @@ final class DownloadTransfer: Transfer {
     private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let head = parser.consume(bytes) else { return true }
         retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
-        switch DownloadDecision.decide(head, offset: offset, resume: resume, followingRedirects: libcurlFollows) {
+        // The first challenge is libcurl's to answer; a second means the credentials failed.
+        let authenticating = credentials && challenges == 0
+        challengePending = false
+        switch DownloadDecision.decide(head, offset: offset, resume: resume, followingRedirects: libcurlFollows,
+                                       authenticating: authenticating) {
         case .ignore:
             if (300..<400).contains(head.status) { redirect = head.location }
+            if head.status == 401 {
+                challenges += 1
+                challengePending = true
+            }
             return true
         case .redirect:
             status = head.status
@@ -254,11 +287,15 @@ final class DownloadTransfer: Transfer {
             resume.bytesTotal = total
             receive(head)
             return true
-        case .writeFromStart(let validators, let total):
+        case .writeFromStart(let validators, var total):
             status = head.status
+            // libcurl decodes a compressed body it asked for: the length is the encoded one.
+            let decoded = acceptsEncoding && head.isContentEncoded
+            if decoded { total = nil }
             if refusesSize(total) { return false }
             resume.validators = validators
             resume.bytesTotal = total
+            resume.decoded = decoded
             truncateBeforeWriting = offset > 0
             receive(head)
             return true

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Where a download's secret headers (`Redaction`: `Authorization`, `Proxy-Authorization`,
-/// `Cookie`, `X-Api-Key`…) may go when the server redirects it: only to the origin (scheme, host
+/// `Cookie`, `X-Api-Key`…) and its `--user` credentials may go when the server redirects it: only to the origin (scheme, host
 /// and port) of the job's URL, unless the job trusts every location (`--location-trusted`).
 /// libcurl, following redirects itself, drops only `Authorization` and `Cookie` at another
 /// host, so a request that carries a secret is never left to it: transferd follows those
@@ -24,8 +24,13 @@ struct RedirectGuard: Sendable {
     /// The headers of the step to `url` of a request that had `headers`: the secrets only at
     /// the job's origin.
     func headers(_ headers: [String], to url: String) -> [String] {
-        let home = Self.origin(of: url).map { $0 == Self.origin(of: jobURL) } ?? false
-        return tls.locationTrusted || home ? headers : Redaction.withoutSecrets(headers)
+        sendsSecrets(to: url) ? headers : Redaction.withoutSecrets(headers)
+    }
+
+    /// Whether a request to `url` may carry the job's secrets (its secret headers, its `--user`
+    /// credentials): at the job's origin, or anywhere with `--location-trusted`.
+    func sendsSecrets(to url: String) -> Bool {
+        tls.locationTrusted || (Self.origin(of: url).map { $0 == Self.origin(of: jobURL) } ?? false)
     }
 
     /// Why the step to `url` may not be taken: https to http, unless the job allows it (as

@@ -19,6 +19,15 @@ public struct ResponseHead: Equatable, Sendable {
     public var contentLength: Int64? { fields["content-length"].flatMap(ContentRange.byteCount) }
     public var contentRange: ContentRange? { fields["content-range"].flatMap(ContentRange.init) }
     public var validators: Validators { Validators(etag: etag, lastModified: lastModified) }
+    /// The body is sent in a content coding (`Content-Encoding: gzip`, …), not as the entity's
+    /// own bytes (`identity`).
+    public var isContentEncoded: Bool {
+        guard let codings = fields["content-encoding"] else { return false }
+        return codings.split(separator: ",").contains { coding in
+            let name = String(coding).trimmingSpaces.lowercased()
+            return !name.isEmpty && name != "identity"
+        }
+    }
 }
 
 /// Accumulates header lines; yields a head at each blank line (redirects and 1xx produce several).

@@ -29,10 +29,14 @@ public struct ResumeState: Equatable, Sendable {
     /// `file` was taken while an attempt could still write after it (a checkpoint): after a
     /// crash the file may have grown and changed since, by transferd's own hand.
     public var fileWriting: Bool
+    /// The bytes were decoded by libcurl from a compressed response (`--compressed` and a
+    /// `Content-Encoding`): the server's offsets count encoded bytes, so these are never
+    /// continued by a range; the next attempt starts over at byte 0.
+    public var decoded: Bool
 
     public init(partialPath: String, bytesDurable: Int64 = 0, validators: Validators = Validators(),
                 bytesTotal: Int64? = nil, finalizing: Bool = false, file: FileIdentity? = nil,
-                fileWriting: Bool = false) {
+                fileWriting: Bool = false, decoded: Bool = false) {
         self.partialPath = partialPath
         self.bytesDurable = bytesDurable
         self.validators = validators
@@ -40,6 +44,7 @@ public struct ResumeState: Equatable, Sendable {
         self.finalizing = finalizing
         self.file = file
         self.fileWriting = fileWriting
+        self.decoded = decoded
     }
 
     /// This state with `file`'s identity as it is now (call after its bytes are synced).
@@ -56,6 +61,7 @@ public struct ResumeState: Equatable, Sendable {
     /// same inode at least as long as the recorded length. Pure.
     public func reasonToStartOver(current: FileIdentity) -> StartOverReason? {
         guard bytesDurable > 0 else { return nil }
+        guard !decoded else { return .decoded }
         guard validators.ifRange != nil else { return .noValidator }
         if let file, !file.isSameFile(as: current) { return .replaced }
         guard current.size >= bytesDurable else { return .shortened }
@@ -74,6 +80,7 @@ public enum StartOverReason: String, Codable, Equatable, Sendable {
     case shortened = "partial_file_shortened"
     case changed = "partial_file_changed"
     case foreign = "partial_file_foreign"
+    case decoded = "content_decoded"
 
     public var message: String {
         switch self {
@@ -82,6 +89,8 @@ public enum StartOverReason: String, Codable, Equatable, Sendable {
         case .shortened: "the partial file is shorter than the bytes recorded"
         case .changed: "the partial file was changed by another program while the job was not running"
         case .foreign: "the partial file belonged to another user or had other links; it was replaced"
+        case .decoded:
+            "the server sent the file compressed (--compressed): decoded bytes cannot be continued by a range"
         }
     }
 }
@@ -105,7 +114,8 @@ public struct ResumeData: Codable, Equatable, Sendable {
         url = Redaction.url(job.url)
         path = job.path ?? ""
         partialPath = state.partialPath
-        bytesReceived = state.bytesDurable
+        // Decoded bytes cannot be continued by a range (`ResumeState.decoded`): none to continue.
+        bytesReceived = state.decoded ? 0 : state.bytesDurable
         etag = state.validators.etag
         lastModified = state.validators.lastModified
         bytesTotal = state.bytesTotal

@@ -35,7 +35,7 @@ struct FailureDecision {
             let reason = switch refusal {
             case .noProgress: "no progress for \(noProgressMilliseconds / 1000) s: \(error.message)"
             case .unsafeMethod: "\(error.message); not retried: \(refusal.message)"
-            case .permanent, .noRetriesLeft, .stopping: error.message
+            case .permanent, .noRetriesLeft, .stopping, .maxTime: error.message
             }
             return (StateChange(.failed, reason: reason, error: error.record, httpStatus: failure.status,
                                 bytesDone: failure.bytesDone), refusal)

@@ -38,6 +38,8 @@ public struct Job: Equatable, Sendable {
     public var method: String?
     public var upload: UploadSpec?
     public var tls = TLSOptions()
+    /// How its attempts reach the server: proxy, timeouts, compression, credentials, addresses.
+    public var network = NetworkOptions()
     /// The manifest key that queued it, unique within its batch.
     public var key: String?
     /// Run before each attempt: its output lines (`Name: value`) are added to that attempt's
@@ -105,6 +107,8 @@ public struct NewJob: Codable, Equatable, Sendable {
     /// Uploads: the multipart form; nil for a raw-body upload of `path`.
     public var form: [FormField]?
     public var tls: TLSOptions?
+    /// Proxy, timeouts, compression, credentials, IP version, addresses (nil: the defaults).
+    public var network: NetworkOptions?
     public var onComplete: String?
     public var onFail: String?
     /// Run before each attempt; its output lines are added to the request (`HeaderCommand`).
@@ -120,7 +124,8 @@ public struct NewJob: Codable, Equatable, Sendable {
                 overwrite: Bool = false, priority: Priority = .normal, batch: Int64? = nil,
                 limit: Int64? = nil, retries: Int? = nil, paused: Bool = false, resumeData: ResumeData? = nil,
                 method: String? = nil, form: [FormField]? = nil, tls: TLSOptions? = nil,
-                onComplete: String? = nil, onFail: String? = nil, retryUnsafe: Bool? = nil, headerCommand: String? = nil) {
+                network: NetworkOptions? = nil, onComplete: String? = nil, onFail: String? = nil,
+                retryUnsafe: Bool? = nil, headerCommand: String? = nil) {
         self.kind = kind
         self.url = url
         self.path = path
@@ -136,6 +141,7 @@ public struct NewJob: Codable, Equatable, Sendable {
         self.method = method
         self.form = form
         self.tls = tls
+        self.network = network
         self.onComplete = onComplete
         self.onFail = onFail
         self.retryUnsafe = retryUnsafe

@@ -19,8 +19,10 @@ struct JobRecord: Equatable {
 
     var job: Job
     var phase = Phase.idle
-    /// `scheme://host:port`: what the per-host cap counts and offline jobs wait on.
+    /// `scheme://host:port`: what the per-host cap counts.
     private(set) var host: String
+    /// The host and the job's way there (`NetworkOptions.routeKey`): what offline jobs wait on.
+    private(set) var route: String
     /// `job.attempts` may not pass this without the job failing (renewed by `retry` and by an
     /// attempt that kept more bytes than ever: a job that makes progress is not failed for
     /// needing many).
@@ -37,6 +39,7 @@ struct JobRecord: Equatable {
     init(job: Job, now: Timestamp) {
         self.job = job
         host = HostKey.parse(job.url)?.key ?? job.url
+        route = host + job.network.routeKey
         attemptLimit = Self.attemptLimit(after: job)
         lastProgress = now
         mostBytesKept = job.bytesDone
@@ -49,6 +52,7 @@ struct JobRecord: Equatable {
         let retries = changed.maxRetries != job.maxRetries
         job = changed
         host = HostKey.parse(changed.url)?.key ?? changed.url
+        route = host + changed.network.routeKey
         if retries { renewRetryBudget(now: now) }
     }
 

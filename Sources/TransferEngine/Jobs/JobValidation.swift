@@ -49,10 +49,21 @@ enum JobValidation {
             }
         }
         do { try job.checkNumbers() } catch { throw JobRefusal.invalid(error.message) }
+        if let network = job.network { try validate(network, kind: job.kind) }
         // (UTF-8 bytes, not Characters: "\r\n" is one Character and would hide inside a header.)
         for header in job.headers where !header.contains(":") || header.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
             throw JobRefusal.invalid("a header must look like 'Name: value', got '\(header)'")
         }
+    }
+
+    /// The network options' rules, and that the daemon can read a netrc file now (it reads it
+    /// at every attempt, as its own user, which need not be the client's).
+    private static func validate(_ network: NetworkOptions, kind: JobKind) throws(JobRefusal) {
+        do { try network.check() } catch { throw JobRefusal.invalid(error.message) }
+        if network.compressed, kind != .download {
+            throw JobRefusal.invalid("--compressed applies to downloads only")
+        }
+        if let problem = network.netrcProblem() { throw JobRefusal.invalid(problem.message) }
     }
 
     /// Parses the URL with libcurl's own parser and the flags a transfer uses, so that what

@@ -6,7 +6,7 @@ extension Scheduler {
                          then start: @escaping () -> Void) {
         guard !collections.isEmpty, let batch = job.batch else { return start() }
         let id = job.id
-        let access = CollectionMaker.Access(headers: job.headers, tls: tlsOptions(job),
+        let access = CollectionMaker.Access(headers: job.headers, tls: tlsOptions(job), network: job.network,
                                             stallSeconds: configuration.stallSeconds)
         // Paused, cancelled or stopping meanwhile: that change is already recorded.
         let current = { [unowned self] in core.isCurrentAttempt(id, attempt) }

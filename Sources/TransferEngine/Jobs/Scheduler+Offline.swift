@@ -1,9 +1,9 @@
 /// Offline waiting, the engine's side: one shared connect-only probe per unreachable host,
 /// backing off, until it reaches the host (the core then queues the host's waiting jobs).
 extension Scheduler {
-    /// Probes the host of `jobURL` unless a probe for it runs already.
-    func probe(_ jobURL: String) {
-        guard let probe = HostProbe(jobURL: jobURL), probes[probe.key] == nil else { return }
+    /// Probes the host of `jobURL` by `route` unless a probe for them runs already.
+    func probe(_ jobURL: String, route: NetworkOptions) {
+        guard let probe = HostProbe(jobURL: jobURL, route: route), probes[probe.key] == nil else { return }
         probes[probe.key] = probe
         let key = probe.key
         probe.schedule(on: loop) { [unowned self] in launchProbe(key) }
@@ -14,6 +14,7 @@ extension Scheduler {
         var request = CurlEasy.Request(url: probe.url)
         request.connectOnly = true
         request.connectTimeoutSeconds = 10
+        request.network = probe.route
         guard let easy = try? CurlEasy(request), (try? multi.add(easy)) != nil else {
             return probe.schedule(on: loop) { [unowned self] in launchProbe(key) }
         }

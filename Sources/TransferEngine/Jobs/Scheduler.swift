@@ -176,7 +176,7 @@ public final class Scheduler {
         case .stop(let id): stopTransfer(of: id) { [unowned self] report in feed(.stopped(id, report)) }
         case .finalize(let id, let report): finalize(id, report)
         case .publish(let event): events.publish(event)
-        case .probe(let jobURL): probe(jobURL)
+        case .probe(let jobURL, let route): probe(jobURL, route: route)
         case .armRetryTimer(let due):
             if let due { retryTimer.start(after: UInt64(max(0, due.rawValue.saturatingSubtract(now.rawValue)))) } else { retryTimer.stop() }
         case .claimDestination(let id, let path):
@@ -282,8 +282,8 @@ public final class Scheduler {
                     logger.debug("job \(id): attempt \(attempt) sends \(body.contentLength) bytes")
                     let pacer = Pacer(loop: loop, global: upBucket, rate: job.limit, clock: clock)
                     return try UploadTransfer(jobID: id, attempt: attempt, url: job.url, method: job.method ?? "POST",
-                                              headers: job.requestHeaders + headers, tls: tlsOptions(job), body: body, pacer: pacer,
-                                              stallSeconds: configuration.stallSeconds)
+                                              headers: job.requestHeaders + headers, tls: tlsOptions(job), network: job.network,
+                                              body: body, pacer: pacer, stallSeconds: configuration.stallSeconds)
                 }
             }
         case .success(.finalize(let file, let resume)):
@@ -311,15 +311,19 @@ public final class Scheduler {
     }
 
     /// Starts a download attempt's request to `url`: the job's own, or a step of a redirect that
-    /// transferd follows itself (`RedirectGuard`; `redirectsLeft` then counts down).
+    /// transferd follows itself (`RedirectGuard`; `redirectsLeft` then counts down, and the
+    /// attempt's `deadline` goes on).
     func launchDownload(_ job: Job, attempt: Int, url: String, headers: [String],
-                        redirectsLeft: Int = RedirectGuard.maxRedirects, file: PartialFile, resume: ResumeState) {
+                        redirectsLeft: Int = RedirectGuard.maxRedirects, deadline: AttemptDeadline? = nil,
+                        file: PartialFile, resume: ResumeState) {
         let id = job.id
         let first = redirectsLeft == RedirectGuard.maxRedirects
+        let deadline = first ? AttemptDeadline(maxTime: job.network.maxTime) : deadline
         launch(id, attempt: attempt, announced: first) { () throws(TransferError) -> any Transfer in
             let pacer = Pacer(loop: loop, global: downBucket, rate: job.limit, clock: clock)
             let tls = tlsOptions(job)
             let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: url, headers: headers, tls: tls,
+                                                network: job.network, deadline: deadline,
                                                 redirects: RedirectGuard(jobURL: job.url, tls: tls),
                                                 redirectsLeft: redirectsLeft, pacer: pacer,
                                                 stallSeconds: configuration.stallSeconds,
@@ -391,7 +395,7 @@ public final class Scheduler {
         logger.info("job \(id): attempt \(attempt) is redirected to \(Redaction.url(target))\(dropped)")
         engine[id]?.transfer = nil
         launchDownload(job, attempt: attempt, url: target, headers: headers, redirectsLeft: step.redirectsLeft - 1,
-                       file: step.file, resume: step.resume)
+                       deadline: step.deadline, file: step.file, resume: step.resume)
     }
 
     /// Takes a running transfer off the engine; `then` gets its report once its checkpoints are

@@ -11,8 +11,9 @@ enum SchedulerAction {
     /// Sync, verify and rename the finished file off the loop; report `finalized`.
     case finalize(JobID, AttemptReport)
     case publish(TransferEvent)
-    /// Probe the host of this job URL until it answers (one probe per host); report `hostAnswered`.
-    case probe(jobURL: String)
+    /// Probe the host of this job URL the job's way (`NetworkOptions.route`: its proxy, IP
+    /// version, addresses) until it answers (one probe per host and route); report `hostAnswered`.
+    case probe(jobURL: String, route: NetworkOptions)
     /// Set the retry timer for this time, or stop it.
     case armRetryTimer(Timestamp?)
     /// Claim a failed download's destination again in the store; report `destinationClaimed`.

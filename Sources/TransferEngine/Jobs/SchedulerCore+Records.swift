@@ -56,10 +56,13 @@ extension SchedulerCore {
 
     // MARK: Offline
 
-    /// Makes a waiting job wait for its host, which is probed until it answers (one probe per host).
+    /// Makes a waiting job wait for its host, which is probed until it answers (one probe per
+    /// host and route: through a proxy, or with -4, a host may answer one job and not another).
     mutating func waitForHost(_ record: JobRecord) {
-        if hostWaits[record.host] == nil { appendAction(.probe(jobURL: record.job.url)) }
-        hostWaits[record.host, default: []].insert(record.id)
+        if hostWaits[record.route] == nil {
+            appendAction(.probe(jobURL: record.job.url, route: record.job.network.route))
+        }
+        hostWaits[record.route, default: []].insert(record.id)
     }
 
     mutating func forgetHostWait(_ id: JobID, host: String) {

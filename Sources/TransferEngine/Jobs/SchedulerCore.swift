@@ -137,7 +137,7 @@ struct SchedulerCore {
             ending[id] = (stateRecord.token, record.job)
             stateRecord.hook = PendingHook.forJob(record.job)
             if let batch = record.job.batch { batches.endSent(batch: batch) }
-            forgetHostWait(id, host: record.host)
+            forgetHostWait(id, host: record.route)
         } else {
             jobs[id] = record
         }

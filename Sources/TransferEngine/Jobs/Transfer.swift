@@ -50,6 +50,8 @@ struct RedirectStep {
     var redirectsLeft: Int
     var file: PartialFile
     var resume: ResumeState
+    /// The attempt's `--max-time` counts on across its steps.
+    var deadline: AttemptDeadline?
 }
 
 extension Transfer {

@@ -18,7 +18,7 @@ public struct RetryPolicy: Sendable {
         case .network, .unreachable, .stalled, .fdShortage: true
         case .httpStatus(let status), .collection(_, let status): Self.retryableStatuses.contains(status)
         case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .request,
-             .local, .busy, .notRegularFile, .tooLarge, .auth: false
+             .local, .busy, .notRegularFile, .tooLarge, .timedOut, .auth: false
         }
     }
 
@@ -28,7 +28,10 @@ public struct RetryPolicy: Sendable {
     /// allowed retries of such requests anyway.
     public func refusal(for error: TransferError, method: String, requestSent: Bool,
                         retryUnsafe: Bool) -> RetryRefusal? {
-        guard isRetryable(error) else { return .permanent }
+        guard isRetryable(error) else {
+            if case .timedOut = error { return .maxTime }
+            return .permanent
+        }
         guard Self.unsafeMethods.contains(method.uppercased()), !retryUnsafe else { return nil }
         let mayHaveActed = switch error {
         case .unreachable: false
@@ -60,6 +63,8 @@ public enum RetryRefusal: String, Codable, Equatable, Sendable {
     case noRetriesLeft = "no_retries_left"
     /// The daemon was stopping.
     case stopping
+    /// The attempt ran out of the job's `--max-time`: a limit the user set, not a fault.
+    case maxTime = "max_time"
 
     /// One line for `show`.
     public var message: String {
@@ -70,6 +75,7 @@ public enum RetryRefusal: String, Codable, Equatable, Sendable {
         case .noProgress: "no progress for too long"
         case .noRetriesLeft: "no retries left (--retry)"
         case .stopping: "transferd was stopping"
+        case .maxTime: "--max-time is a limit, not a fault ('transferctl retry ID' tries again)"
         }
     }
 }

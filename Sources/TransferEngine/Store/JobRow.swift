@@ -59,6 +59,10 @@ struct JobRow {
         if kind == .download, path == nil, job.outputDirectory == nil {
             check.note("path", "a download with neither a path nor an output directory")
         }
+        if let network = check.json(row.optionalText(), NetworkOptions.self, "network") {
+            do { try network.check() } catch { check.note("network", error.message(naming: "network.\(error.field.rawValue)")) }
+            job.network = network
+        }
         if (state == .waiting) != (job.waitReason != nil) {
             check.note("wait_reason", "a \(state.rawValue) job with wait_reason \(job.waitReason?.rawValue ?? "NULL")")
         }
@@ -73,7 +77,7 @@ struct ResumeRow {
 
     static let columns = """
         partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
-        file_device, file_inode, file_size, file_mtime_ns, file_writing
+        file_device, file_inode, file_size, file_mtime_ns, file_writing, decoded
         """
 
     init(_ row: inout SQLiteRow) {
@@ -92,6 +96,7 @@ struct ResumeRow {
                                       size: size, modifiedNanoseconds: modified)
         }
         state.fileWriting = row.bool()
+        state.decoded = row.bool()
         problem = check.problem
     }
 }

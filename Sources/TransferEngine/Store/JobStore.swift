@@ -33,7 +33,7 @@ public final class JobStore {
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
         on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason, started_at,
-        output_dir, on_exists, header_command
+        output_dir, on_exists, header_command, network
         """
 
     /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
@@ -45,6 +45,8 @@ public final class JobStore {
         let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
         let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }
+            .map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let method = upload == nil ? String?.none : new.method
         return try connection.transaction {
             var path = new.path
@@ -56,8 +58,8 @@ public final class JobStore {
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
                                   method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
-                                  idempotency_key, retry_unsafe, output_dir, on_exists, header_command)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, path, headers, new.sha256,
@@ -66,7 +68,7 @@ public final class JobStore {
                 method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
                 claimed, new.umask, new.maxFilesize,
                 IdempotencyKey.make(method: method, headers: new.headers), new.retryUnsafe ?? false,
-                new.kind == .download ? new.outputDirectory : nil, new.onExists?.rawValue, new.headerCommand)
+                new.kind == .download ? new.outputDirectory : nil, new.onExists?.rawValue, new.headerCommand, networkJSON)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }
@@ -344,18 +346,19 @@ public final class JobStore {
     public func saveResume(_ id: JobID, _ state: ResumeState) throws {
         try connection.run("""
             INSERT INTO resume_data (job_id, partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
-                                     file_device, file_inode, file_size, file_mtime_ns, file_writing)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     file_device, file_inode, file_size, file_mtime_ns, file_writing, decoded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (job_id) DO UPDATE SET partial_path = excluded.partial_path,
                 bytes_durable = excluded.bytes_durable, etag = excluded.etag,
                 last_modified = excluded.last_modified, bytes_total = excluded.bytes_total,
                 finalizing = excluded.finalizing, file_device = excluded.file_device,
                 file_inode = excluded.file_inode, file_size = excluded.file_size,
-                file_mtime_ns = excluded.file_mtime_ns, file_writing = excluded.file_writing
+                file_mtime_ns = excluded.file_mtime_ns, file_writing = excluded.file_writing,
+                decoded = excluded.decoded
             """, id.rawValue, state.partialPath, state.bytesDurable, state.validators.etag,
             state.validators.lastModified, state.bytesTotal, state.finalizing,
             state.file.map { Int64(bitPattern: $0.device) }, state.file.map { Int64(bitPattern: $0.inode) },
-            state.file?.size, state.file?.modifiedNanoseconds, state.fileWriting)
+            state.file?.size, state.file?.modifiedNanoseconds, state.fileWriting, state.decoded)
         try connection.run("UPDATE jobs SET bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?",
                            state.bytesDurable, state.bytesTotal, Timestamp.now.rawValue, id.rawValue)
     }

@@ -114,6 +114,14 @@ public struct HelpText: Sendable {
             defer { index += 1 }
             guard characters[index] == "-", index == 0 || !isWordCharacter(characters[index - 1]) else { continue }
             var end = index + 1
+            // `-4`: a digit names an option only beside its long name (`-4, --ipv4`, `-6/--ipv6`);
+            // elsewhere `-1` is a number.
+            if end < characters.count, characters[end].isASCII, characters[end].isNumber,
+               String(characters[(end + 1)...].prefix(4)).replacing(" ", with: "").hasPrefix(",--")
+                || String(characters[(end + 1)...].prefix(3)).hasPrefix("/--") {
+                options.append(String(characters[index...end]))
+                continue
+            }
             if end < characters.count, characters[end] == "-" { end += 1 }
             guard end < characters.count, characters[end].isASCII, characters[end].isLetter else { continue }
             while end < characters.count, isWordCharacter(characters[end]), characters[end] != "_" { end += 1 }

@@ -103,6 +103,17 @@ public enum Redaction {
         }
     }
 
+    // MARK: Network options
+
+    /// A job's network options as they may be shown: the password as `<redacted>`, the proxy's
+    /// URL redacted as any URL (its password, its secret parameters).
+    public static func network(_ options: NetworkOptions) -> NetworkOptions {
+        var shown = options
+        shown.proxy = options.proxy.map(url)
+        if options.password != nil { shown.password = marker }
+        return shown
+    }
+
     /// An upload's spec as it may be shown.
     public static func upload(_ spec: UploadSpec?) -> UploadSpec? {
         guard var spec else { return nil }

@@ -25,6 +25,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case destinationExists(path: String)
     /// The transfer moved no bytes for too long.
     case stalled(seconds: Int)
+    /// The attempt took longer than the job's `--max-time`: not retried (a limit the user set).
+    case timedOut(seconds: Double)
     /// A redirect libcurl would not follow: from https to http (unless the job allows it), or
     /// to anything but http(s), e.g. `file://`. `to` is the refused Location, when known.
     case insecureRedirect(to: String?)
@@ -61,6 +63,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .diskFull: "disk_full"
         case .io, .destinationExists, .notRegularFile, .local: "io"
         case .stalled: "stalled"
+        case .timedOut: "timed_out"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
         case .tooLarge: "too_large"
@@ -87,6 +90,8 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot \(operation) \(path): \(SystemError.describe(errno))"
         case .destinationExists(let path): "\(path) already exists (use --overwrite to replace it)"
         case .stalled(let seconds): "no data received for \(seconds) s"
+        case .timedOut(let seconds):
+            "the attempt took longer than --max-time \(NetworkOptions.describe(seconds: seconds)) s"
         case .insecureRedirect(let target):
             Self.refusedRedirect(target)
         case .request(let reason): "libcurl refused the request: \(reason)"
@@ -108,7 +113,8 @@ public enum TransferError: Error, Equatable, Sendable {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage, .auth: nil
+             .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
+             .auth: nil
         }
     }
 

@@ -7,10 +7,12 @@
 final class CollectionMaker {
     typealias Done = (Result<Void, TransferError>) -> Void
 
-    /// What every MKCOL of a job carries: the job's own headers (credentials) and TLS options.
+    /// What every MKCOL of a job carries: the job's own headers (credentials), TLS and network options.
     struct Access {
         var headers: [String]
         var tls: TLSOptions
+        /// The job's proxy, timeouts, credentials and addresses (each MKCOL may take its `--max-time`).
+        var network: NetworkOptions
         var stallSeconds: Int
     }
 
@@ -63,6 +65,8 @@ final class CollectionMaker {
         request.method = "MKCOL"
         request.headers = access.headers
         request.tls = access.tls
+        request.network = access.network
+        request.timeoutMilliseconds = access.network.maxTime.map(NetworkOptions.milliseconds)
         request.followRedirects = false
         request.lowSpeedSeconds = access.stallSeconds
         let easy: CurlEasy

@@ -5,6 +5,10 @@ final class UploadTransfer: Transfer {
     let attempt: Int
     let easy: CurlEasy
     private var body: any UploadBody
+    /// The body as it was before its first byte was read: what a rewind goes back to.
+    private let unreadBody: any UploadBody
+    /// When the attempt's `--max-time` runs out.
+    private let deadline: AttemptDeadline?
     let contentLength: Int64
     private(set) var sent: Int64 = 0
     private(set) var response: UploadResponse?
@@ -20,16 +24,21 @@ final class UploadTransfer: Transfer {
     var isThrottled: Bool { pacer.isWaiting }
 
     init(jobID: JobID, attempt: Int, url: String, method: String, headers: [String], tls: TLSOptions,
-         body: any UploadBody, pacer: Pacer, stallSeconds: Int) throws(TransferError) {
+         network: NetworkOptions = NetworkOptions(), body: any UploadBody, pacer: Pacer,
+         stallSeconds: Int) throws(TransferError) {
         self.pacer = pacer
         self.stallSeconds = stallSeconds
         self.jobID = jobID
         self.attempt = attempt
         self.body = body
+        unreadBody = body
+        deadline = AttemptDeadline(maxTime: network.maxTime)
         contentLength = body.contentLength
         var request = CurlEasy.Request(url: url)
         request.headers = headers
         request.tls = tls
+        request.network = network
+        request.timeoutMilliseconds = deadline?.remainingMilliseconds()
         let ownType = headers.contains { $0.lowercased().hasPrefix("content-type:") }
         if let contentType = body.contentType, !ownType { request.headers.append("Content-Type: \(contentType)") }
         // A redirect would need the body again from the start: report it instead.
@@ -42,6 +51,13 @@ final class UploadTransfer: Transfer {
             throw .network("cannot set up the request: \(error)")
         }
         easy.onRead = { [unowned self] buffer in read(buffer) }
+        // An authentication round trip (--user, --anyauth) sends the body again from its start.
+        easy.onSeek = { [unowned self] offset in
+            guard offset == 0 else { return false }
+            self.body = unreadBody
+            sent = 0
+            return true
+        }
         easy.onHeader = { [unowned self] line in header(line) }
         easy.onWrite = { [unowned self] bytes in
             response?.append(bytes)
@@ -80,6 +96,7 @@ final class UploadTransfer: Transfer {
 
     func outcome(_ code: CurlCode) -> AttemptOutcome {
         if let verdict { return verdict }
+        if let deadline, deadline.expired(code) { return .failed(.timedOut(seconds: deadline.seconds)) }
         guard code.category == .ok else {
             return .failed(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: sent > 0, stallSeconds: stallSeconds))
         }

@@ -30,16 +30,22 @@ struct AccessLogEntry {
 /// - `/named/`, `/named-utf8/`, `/named-evil/`, `/named-slow/`  with a `Content-Disposition`
 ///                     filename: `report 2026.pdf`; `€ rates.txt` (RFC 8187, beside a plain
 ///                     fallback); `../../evil/.bashrc`; `report 2026.pdf` at `slowRate`
+/// - `/gzip/`          gzip on for every type (a client that asks gets `Content-Encoding: gzip`)
+/// - `/slow-gzip/`     both `/slow/` and `/gzip/`
+/// - `/auth/`          `auth_basic` against `htpasswd` (empty until a test writes it)
+/// - `/host`           answers the request's `Host` header and a line feed
+/// - `/bearer/`        401 unless `Authorization: Bearer good`
 final class NginxServer {
     enum Location: String {
-        case files, norange, slow
+        case files, norange, slow, gzip, auth
         case slowNoRange = "slow-norange"
         case named
         case namedUTF8 = "named-utf8"
         case namedEvil = "named-evil"
         case namedSlow = "named-slow"
         /// 401 unless `Authorization: Bearer good`.
-        case auth
+        case bearer
+        case slowGzip = "slow-gzip"
     }
 
     static let executable = "/usr/sbin/nginx"
@@ -51,6 +57,8 @@ final class NginxServer {
     let slowRate: String
     /// Where `PUT /dav/REL/PATH` stores its body (as `davRoot/REL/PATH`).
     let davRoot: URL
+    /// The users of `/auth/` (`user:{PLAIN}password` lines), read by nginx at each request.
+    let htpasswd: URL
     private(set) var port: UInt16 = 0
     private var child: ChildProcess?
 
@@ -61,10 +69,17 @@ final class NginxServer {
         errorLog = directory.appendingPathComponent("error.log")
         self.slowRate = slowRate
         davRoot = directory.appendingPathComponent("dav")
+        htpasswd = directory.appendingPathComponent("htpasswd")
         let fm = FileManager.default
         for dir in [docroot, davRoot, directory.appendingPathComponent("temp"), directory.appendingPathComponent("logs")] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         }
+        try Data().write(to: htpasswd)
+    }
+
+    /// Lets `user` in to `/auth/` with `password` (nginx's `{PLAIN}` scheme).
+    func allow(user: String, password: String) throws {
+        try "\(user):{PLAIN}\(password)\n".write(to: htpasswd, atomically: true, encoding: .utf8)
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -129,7 +144,7 @@ final class NginxServer {
                 location /norange/ { alias \(root); max_ranges 0; }
                 location /slow/ { alias \(root); limit_rate \(slowRate); }
                 location /slow-norange/ { alias \(root); limit_rate \(slowRate); max_ranges 0; }
-                location /auth/ { alias \(root); if ($http_authorization != "Bearer good") { return 401; } }
+                location /bearer/ { alias \(root); if ($http_authorization != "Bearer good") { return 401; } }
                 location /named/ { alias \(root); add_header Content-Disposition 'attachment; filename="report 2026.pdf"'; }
                 location /named-utf8/ {
                     alias \(root);
@@ -147,6 +162,10 @@ final class NginxServer {
                     dav_access user:rw group:r all:r;
                     client_max_body_size 0;
                 }
+                location /gzip/ { alias \(root); gzip on; gzip_types *; gzip_min_length 0; }
+                location /slow-gzip/ { alias \(root); gzip on; gzip_types *; limit_rate \(slowRate); }
+                location /auth/ { alias \(root); auth_basic "transferd tests"; auth_basic_user_file \(htpasswd.path); }
+                location = /host { default_type text/plain; return 200 "$http_host\\n"; }
                 location = /status/404 { return 404; }
                 location = /status/500 { return 500; }
             }

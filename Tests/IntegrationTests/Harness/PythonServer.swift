@@ -11,8 +11,10 @@ enum PythonServer {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(name)
     }
 
+    /// `accepts` tells when the server listens (default: a connection to 127.0.0.1:port succeeds).
     static func launch(_ script: URL, arguments: [String] = [], output: URL, what: String,
-                       hopeless: (String) -> Bool = { _ in false }) throws -> (ChildProcess, UInt16) {
+                       hopeless: (String) -> Bool = { _ in false },
+                       accepts: (UInt16) -> Bool = { Sockets.acceptsConnections(port: $0) }) throws -> (ChildProcess, UInt16) {
         let fm = FileManager.default
         guard fm.isExecutableFile(atPath: python) else { throw HarnessError("\(python) not found") }
         guard fm.fileExists(atPath: script.path) else { throw HarnessError("\(what) script missing: \(script.path)") }
@@ -23,7 +25,7 @@ enum PythonServer {
                 executable: URL(fileURLWithPath: python),
                 arguments: ["-u", script.path, "--port", String(port)] + arguments,
                 stdoutURL: output, stderrURL: output, append: true)
-            let up = poll(timeout: 10) { !process.isRunning || Sockets.acceptsConnections(port: port) }
+            let up = poll(timeout: 10) { !process.isRunning || accepts(port) }
             if up && process.isRunning { return (process, port) }
             process.stop()
             lastOutput = (try? String(contentsOf: output, encoding: .utf8)) ?? ""

@@ -48,6 +48,36 @@ enum Sockets {
         return UInt16(bigEndian: addr.sin_port)
     }
 
+    /// True when something accepts TCP connections on [::1]:port.
+    static func acceptsIPv6Connections(port: UInt16) -> Bool {
+        let fd = socket(AF_INET6, streamSocket, 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in6()
+        addr.sin6_family = sa_family_t(AF_INET6)
+        addr.sin6_port = port.bigEndian
+        addr.sin6_addr = in6addr_loopback
+        let result = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
+        }
+        return result == 0
+    }
+
+    /// Whether this machine has an IPv6 loopback to listen on.
+    static var hasIPv6Loopback: Bool {
+        let fd = socket(AF_INET6, streamSocket, 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in6()
+        addr.sin6_family = sa_family_t(AF_INET6)
+        addr.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        } == 0
+    }
+
     /// True when something accepts TCP connections on 127.0.0.1:port.
     static func acceptsConnections(port: UInt16) -> Bool {
         let fd = socket(AF_INET, streamSocket, 0)
