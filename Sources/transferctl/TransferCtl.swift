@@ -20,6 +20,7 @@ enum TransferCtl {
         "watch": WatchCommand.self,
         "batch": BatchCommand.self,
         "backup": BackupCommand.self,
+        "prune": PruneCommand.self,
         "completion": CompletionCommand.self,
     ] }
 

@@ -40,6 +40,7 @@ final class CommandService {
         case .backupPlan: backupPlan(request.submission, reply: reply)
         case .limit: limit(request, reply: reply)
         case .events: streamEvents(request, connection: connection, reply: reply)
+        case .prune: prune(request, reply: reply)
         }
     }
 
