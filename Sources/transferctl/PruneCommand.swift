@@ -11,8 +11,8 @@ struct PruneCommand: Subcommand {
         Unfinished jobs are never deleted. The jobs of a batch are pruned only once all of
         them have ended and its hook has run; a batch left without jobs is deleted. A
         pruned job is gone: list, show, retry and wait say 'no job N'. backup still skips
-        the files it uploaded (what it remembers of them is kept). transferd
-        --keep-history DURATION prunes by itself.
+        the files it uploaded (what it remembers of them is kept). The daemon can prune
+        by itself: see transferd --help.
 
         options:
           --older-than DURATION   only jobs that ended more than DURATION ago: whole numbers

@@ -43,9 +43,9 @@ enum DaemonArguments {
           --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: \(defaults.hookTimeoutSeconds))
           --max-filesize SIZE  fail a download (too_large) whose body passes SIZE, e.g. 50G, unless the
                                job sets its own (default: none)
-          --keep-history D     delete ended jobs that ended more than D ago (e.g. 30d, 12h; as
-                               transferctl prune --older-than D), at start and then hourly
-                               (default: keep every job)
+          --keep-history D     prune the jobs that ended more than D ago (e.g. 30d, 12h), as
+                               transferctl prune --older-than D does, at start and then
+                               hourly (default: keep every job)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
