@@ -12,9 +12,10 @@ extension Scheduler {
     /// the `pruned` event. An unknown batch is refused.
     func prune(_ criteria: PruneCriteria, why: String, done: @escaping (Result<Int, CommandRefusal>) -> Void) {
         let cutoff = criteria.cutoff(now: now)
-        let finish = { [unowned self] (outcome: Result<PruneOutcome, CommandRefusal>) in
-            if case .success(let pruned) = outcome { announce(pruned, criteria: criteria, why: why) }
-            done(outcome.map(\.jobs))
+        // What went is announced even when a later chunk failed; the answer is then the failure.
+        let finish = { [unowned self] (pruned: PruneOutcome, failure: CommandRefusal?) in
+            announce(pruned, criteria: criteria, why: why)
+            done(failure.map { .failure($0) } ?? .success(pruned.jobs))
         }
         guard let batch = criteria.batch else {
             return pruneChunk(criteria, cutoff: cutoff, after: PruneCursor(), total: PruneOutcome(), done: finish)
@@ -22,8 +23,8 @@ extension Scheduler {
         read({ store in try store.batchRecord(batch) != nil }) { [unowned self] result in
             switch result {
             case .success(true): pruneChunk(criteria, cutoff: cutoff, after: PruneCursor(), total: PruneOutcome(), done: finish)
-            case .success(false): finish(.failure(.unknownBatch(batch)))
-            case .failure(let error): finish(.failure(.store("\(error)")))
+            case .success(false): finish(PruneOutcome(), .unknownBatch(batch))
+            case .failure(let error): finish(PruneOutcome(), .store("\(error)"))
             }
         }
     }
@@ -31,13 +32,13 @@ extension Scheduler {
     /// Finds the next chunk on the store's queue, lets the core keep what it holds, and goes on
     /// once the rest is deleted (`deleted`), until the store finds no more.
     private func pruneChunk(_ criteria: PruneCriteria, cutoff: Timestamp?, after cursor: PruneCursor, total: PruneOutcome,
-                            done: @escaping (Result<PruneOutcome, CommandRefusal>) -> Void) {
+                            done: @escaping (PruneOutcome, CommandRefusal?) -> Void) {
         let limit = Self.pruneChunk
         read({ store in try store.pruneCandidates(criteria, cutoff: cutoff, after: cursor, limit: limit) }) { [unowned self] result in
             let (candidates, next): ([PruneCandidate], PruneCursor?)
             switch result {
             case .success(let found): (candidates, next) = found
-            case .failure(let error): return done(total.jobs > 0 ? .success(total) : .failure(.store("\(error)")))
+            case .failure(let error): return done(total, .store("\(error)"))
             }
             let token = nextAnswerToken()
             pruneDeletions[token] = { [unowned self] deleted in
@@ -47,11 +48,10 @@ extension Scheduler {
                     sum.jobs += counts.jobs
                     sum.batches += counts.batches
                 case .failure(let error):
-                    logger.error("cannot prune: \(error)")
-                    return done(sum.jobs > 0 ? .success(sum) : .failure(.store("\(error)")))
+                    return done(sum, .store("\(error)\(sum.jobs > 0 ? " (after pruning \(sum.jobs) jobs)" : "")"))
                 }
                 // A daemon that is stopping starts no more chunks: the next prune goes on from here.
-                guard let next, !core.stopping else { return done(.success(sum)) }
+                guard let next, !core.stopping else { return done(sum, nil) }
                 pruneChunk(criteria, cutoff: cutoff, after: next, total: sum, done: done)
             }
             feed(.prunable(token: token, candidates))
