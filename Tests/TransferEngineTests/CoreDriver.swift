@@ -61,7 +61,7 @@ struct CoreDriver {
         case .runHook(let hook): hooks.append(hook)
         case .batchEnded(let batch, _): batchEnds.append(batch)
         case .endRecorded: break
-        case .prune(let token, let ids): prunes.append((token, ids))
+        case .prune(let token, let candidates): prunes.append((token, candidates.map(\.id)))
         case .answer(let token, let jobs): answers[token] = jobs
         case .acknowledge(let token, let result): acks[token] = result
         case .log: break

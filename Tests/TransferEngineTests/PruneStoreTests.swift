@@ -45,7 +45,7 @@ import Testing
         while let at = cursor {
             let (candidates, next) = try store.pruneCandidates(criteria, cutoff: criteria.cutoff(now: now), after: at, limit: limit)
             #expect(candidates.count <= limit)
-            let deleted = try store.deletePruned(candidates.map(\.id))
+            let deleted = try store.deletePruned(candidates)
             total = (total.jobs + deleted.jobs, total.batches + deleted.batches)
             cursor = next
         }
@@ -175,6 +175,23 @@ import Testing
         try assertSound(store)
     }
 
+    @Test func aTableALaterMigrationHangsOnJobsIsEmptiedTooAndForeignKeysAreEnforcedAgain() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        try store.connection.execute("CREATE TABLE later (job_id INTEGER NOT NULL REFERENCES jobs (id), note TEXT)")
+        let gone = try job(store, "a", .completed, at: days(ago: 1))
+        let kept = try job(store, "b", .paused)
+        try store.connection.run("INSERT INTO later (job_id, note) VALUES (?, 'x'), (?, 'y')", gone.rawValue, kept.rawValue)
+        #expect(try prune(store, PruneCriteria()) == (1, 0))
+        #expect(try count(store, "later") == 1)
+        try assertSound(store)
+        #expect(try store.connection.query("PRAGMA foreign_keys") { $0.int() } == [1])
+        #expect(throws: SQLiteError.self) { try store.connection.run("DELETE FROM jobs WHERE id = ?", kept.rawValue) }
+        // Inside a transaction the pragma changes nothing: the same deletion, with them enforced.
+        try job(store, "c", .failed, at: days(ago: 1))
+        #expect(try store.transaction { try prune(store, PruneCriteria()) } == (1, 0))
+        try assertSound(store)
+    }
+
     @Test func theDeletionChecksAgainWhatMayGo() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let retried = try job(store, "a", .failed, at: days(ago: 2))
@@ -182,7 +199,7 @@ import Testing
         #expect(candidates.map(\.id) == [retried])
         // Retried between the two steps: no longer history.
         try store.setState(retried, StateChange(.queued), now: now)
-        #expect(try store.deletePruned([retried, JobID(rawValue: 999)]) == (0, 0))
+        #expect(try store.deletePruned(candidates + [PruneCandidate(id: JobID(rawValue: 999), batch: nil)]) == (0, 0))
         #expect(try store.job(retried)?.state == .queued)
     }
 

@@ -58,12 +58,17 @@ extension Scheduler {
         }
     }
 
-    /// The `prune` action: deletes the chunk's jobs on the store's queue (in its own transaction,
-    /// or a group's), then tells the core and the prune that asked.
-    func deletePruned(_ token: Int, _ ids: [JobID]) {
-        stored({ store in try store.deletePruned(ids) }) { scheduler, result in
-            scheduler.feed(.pruned(token: token))
-            scheduler.pruneDeletions.removeValue(forKey: token)?(result.map { PruneOutcome(jobs: $0.jobs, batches: $0.batches) })
+    /// The `prune` action: deletes the chunk's jobs on the store's queue in a transaction of
+    /// their own (`StoreQueue.alone`: after everything asked of the store before), then tells the
+    /// core and the prune that asked.
+    func deletePruned(_ token: Int, _ candidates: [PruneCandidate]) {
+        loop.assertOnLoopThread()
+        let inbox = inbox!
+        store.alone({ store in try store.deletePruned(candidates) }) { result in
+            inbox.post { scheduler in
+                scheduler.feed(.pruned(token: token))
+                scheduler.pruneDeletions.removeValue(forKey: token)?(result.map { PruneOutcome(jobs: $0.jobs, batches: $0.batches) })
+            }
         }
     }
 

@@ -200,7 +200,7 @@ public final class Scheduler {
             batchEnded(batch, announce: announce)
         case .endRecorded(let id):
             for work in whenEndRecorded.removeValue(forKey: id) ?? [] { work() }
-        case .prune(let token, let ids): deletePruned(token, ids)
+        case .prune(let token, let candidates): deletePruned(token, candidates)
         case .answer(let token, let jobs): answers.removeValue(forKey: token)?(jobs)
         case .acknowledge(let token, let result): acknowledgements.removeValue(forKey: token)?(result.map(current))
         case .log(let level, let message): logger.log(level, message)

@@ -24,7 +24,7 @@ enum SchedulerAction {
     /// The end of this job is recorded (work waiting for it, like a `show`, may run).
     case endRecorded(JobID)
     /// Delete these ended jobs (none of which the core holds) from the store; report `pruned`.
-    case prune(token: Int, [JobID])
+    case prune(token: Int, [PruneCandidate])
     /// Answer a `wait`.
     case answer(token: Int, [Job])
     /// Answer a command (or the shutdown): the job as it is now, or why not.

@@ -8,18 +8,19 @@ extension SchedulerCore {
     /// command that read one from the store before it was deleted cannot take it back in.
     ///
     /// Why this is enough: a job leaves the store only through the deletion that follows here,
-    /// queued on the store's (serial) queue after every read the loop had asked for before; a
-    /// read the store served before the deletion is answered on the loop before the deletion's
+    /// which runs on the store's (serial) queue after every read the loop had asked for before;
+    /// a read the store served before the deletion is answered on the loop before the deletion's
     /// own answer (the store answers in order, the loop's inbox is FIFO), so while the job is
-    /// still marked here.
+    /// still marked here; a read served after it finds no job.
     mutating func prunable(_ token: Int, _ candidates: [PruneCandidate]) {
-        var chunk: [JobID] = []
+        var chunk: [PruneCandidate] = []
         for candidate in candidates where jobs[candidate.id] == nil && ending[candidate.id] == nil
             && !pruningIDs.contains(candidate.id) && !(candidate.batch.map { batches.holds(batch: $0) } ?? false) {
-            chunk.append(candidate.id)
+            chunk.append(candidate)
         }
-        pruning[token] = chunk
-        pruningIDs.formUnion(chunk)
+        let ids = chunk.map(\.id)
+        pruning[token] = ids
+        pruningIDs.formUnion(ids)
         appendAction(.prune(token: token, chunk))
     }
 
