@@ -3,7 +3,7 @@
 -- state (1.7 s for 1,000,000 completed ones).
 CREATE INDEX jobs_by_state_id ON jobs (state, id);
 -- It serves every query the older one did (none orders by priority: the run queue is in memory),
--- and one index less to keep is what a prune of a million jobs needed to stay under 10 s.
+-- and every write, a prune's deletes most of all, has one index less to keep up.
 DROP INDEX jobs_by_state;
 -- `prune` and `--keep-history` take ended jobs oldest end first, state by state, from a cursor,
 -- and stop at the cutoff: a prune with nothing to do reads nothing. Only ended jobs have a
