@@ -121,6 +121,8 @@ enum EventFormatter {
             parts.append("batch ended \(event.batchState?.rawValue ?? "?")")
         case .hook:
             parts.append("hook " + (event.reason ?? ""))
+        case .pruned:
+            parts.append("pruned \(event.count ?? 0) jobs" + (event.reason.map { " (\($0))" } ?? ""))
         }
         return parts.joined(separator: "  ")
     }

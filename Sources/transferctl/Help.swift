@@ -19,6 +19,7 @@ enum Help {
           batch submit FILE|-     queue a JSON Lines manifest as one batch (all or nothing)
           batch create|list|show  an empty batch for --batch B; batch totals
           backup DIR --to URL     upload the files under DIR that changed, as one batch
+          prune [--older-than D]  delete ended jobs (history), e.g. those older than 30d
           resume-data ID          print the job's resume data
           limit [--down R] [--up R] | limit ID RATE   show or change bandwidth limits
           watch [ID|--batch B]    live progress bars, from the event stream

@@ -21,6 +21,7 @@ enum TransferCtl {
         "watch": WatchCommand.self,
         "batch": BatchCommand.self,
         "backup": BackupCommand.self,
+        "prune": PruneCommand.self,
         "completion": CompletionCommand.self,
     ] }
 

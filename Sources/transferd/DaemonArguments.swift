@@ -48,6 +48,9 @@ enum DaemonArguments {
           --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: \(defaults.hookTimeoutSeconds))
           --max-filesize SIZE  fail a download (too_large) whose body passes SIZE, e.g. 50G, unless the
                                job sets its own (default: none)
+          --keep-history D     prune the jobs that ended more than D ago (e.g. 30d, 12h), as
+                               transferctl prune --older-than D does, at start and then
+                               hourly (default: keep every job)
           --log-level LEVEL    debug, info, warn or error (default: info)
           --version            print the version and exit
           -h, --help           print this help and exit
@@ -120,6 +123,9 @@ enum DaemonArguments {
                     throw UsageError(message: "--test-clock needs an ISO 8601 time like 2026-11-28T12:00:00Z, got '\(text)'")
                 }
                 configuration.wallClock = WallClock(startingAt: instant)
+            case "--keep-history":
+                let text = try value(argument)
+                do { configuration.keepHistory = try Age.parse(text, argument) } catch { throw UsageError(message: error.message) }
             case "--cacert":
                 configuration.cacert = StatePaths.absolute(try value(argument))
             case "--log-level":

@@ -11,7 +11,8 @@ final class GoldenOutputTests: IntegrationTestCase {
     override class var daemonEnvironment: [String: String] { ["TZ": "UTC"] }
 
     static let commands = ["download", "upload", "list", "show", "pause", "resume", "cancel", "retry", "wait",
-                           "resume-data", "stats", "modify", "limit", "events", "watch", "batch", "backup", "completion"]
+                           "resume-data", "stats", "modify", "limit", "events", "watch", "batch", "backup", "prune",
+                           "completion"]
 
     func testHelpTexts() throws {
         try compare(cli.run(["--help"]), golden: "help")

@@ -22,6 +22,26 @@ import Testing
         #expect(try JSONDecoder().decode(ControlRequest.self, from: Data(request.utf8)).command == .backupPlan)
     }
 
+    /// `prune` and its answer, in the words docs/control-protocol.md gives; its numbers checked.
+    @Test func aPruneRoundTrips() throws {
+        let wire = #"{"version":1,"id":4,"command":"prune","states":["failed","cancelled"],"olderThan":604800,"batch":3}"#
+        let request = try JSONDecoder().decode(ControlRequest.self, from: Data(wire.utf8))
+        #expect(request.command == .prune && request.states == [.failed, .cancelled] && request.olderThan == 604_800)
+        #expect(request.batch == 3)
+        var response = ControlResponse()
+        response.pruned = 1234
+        #expect(String(decoding: try JSONStreamEncoder().encode(response), as: UTF8.self) == #"{"version":1,"ok":true,"pruned":1234}"#)
+        var tooOld = ControlRequest(.prune)
+        tooOld.olderThan = 3_153_600_001
+        #expect(throws: OutOfRange(field: "olderThan", value: "3153600001", limit: "from 0 to 3153600000 seconds")) {
+            try tooOld.checkNumbers()
+        }
+        tooOld.olderThan = -1
+        #expect(throws: OutOfRange.self) { try tooOld.checkNumbers() }
+        let unknownWord = #"{"version":1,"command":"prune","states":["done"]}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ControlRequest.self, from: Data(unknownWord.utf8)) }
+    }
+
     @Test func validationRefusesBadJobsWithOneLine() {
         func refusal(_ job: NewJob) -> ControlError? {
             do { try JobValidation.validate(job); return nil } catch { return ControlError(error) }

@@ -21,6 +21,8 @@ struct CoreDriver {
     private(set) var acks: [Int: Result<Job, CommandRefusal>] = [:]
     private(set) var answers: [Int: [Job]] = [:]
     private(set) var shutdownComplete = false
+    /// Chunks the core let a prune delete, by token.
+    private(set) var prunes: [(token: Int, ids: [JobID])] = []
     /// Every action, in order.
     private(set) var actions: [SchedulerAction] = []
     private var lastToken = 0
@@ -59,6 +61,7 @@ struct CoreDriver {
         case .runHook(let hook): hooks.append(hook)
         case .batchEnded(let batch, _): batchEnds.append(batch)
         case .endRecorded: break
+        case .prune(let token, let candidates): prunes.append((token, candidates.map(\.id)))
         case .answer(let token, let jobs): answers[token] = jobs
         case .acknowledge(let token, let result): acks[token] = result
         case .log: break

@@ -27,6 +27,26 @@ import Testing
         return try connection.query("SELECT count(*) FROM jobs WHERE url = ?", [url]) { $0.int() }.first ?? 0
     }
 
+    @Test func aloneRunsAfterWhatWasQueuedBeforeItOutsideAnyTransaction() throws {
+        let (queue, path) = try makeQueue()
+        let order = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        let base = directory.path
+        for index in 0..<3 {
+            queue.async({ store in _ = try store.insert(NewJob(kind: .download, url: "http://h/\(index)",
+                                                                path: base + "/f\(index)"), maxRetries: 0, resume: nil) }) { _ in
+                order.withLock { $0.append("piece \(index)") }
+            }
+        }
+        queue.alone({ store -> Bool in store.connection.inTransaction }) { result in
+            order.withLock { $0.append("alone in a transaction: \((try? result.get()) ?? true)") }
+            done.signal()
+        }
+        done.wait()
+        #expect(order.withLock { $0 } == ["piece 0", "piece 1", "piece 2", "alone in a transaction: false"])
+        #expect(try JobStore(path: path).jobs().count == 3)
+    }
+
     @Test func syncReturnsTheValueOnceDurable() throws {
         let (queue, path) = try makeQueue()
         let job = newJob("a")

@@ -70,8 +70,12 @@ final class SQLiteConnection {
         }
     }
 
+    /// Whether a transaction (or savepoint) of `transaction` is open.
+    var inTransaction: Bool { depth > 0 }
+
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-    /// Rows the last INSERT, UPDATE or DELETE changed.
+
+    /// Rows the last INSERT, UPDATE or DELETE changed itself (not those of its cascades).
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     private func prepared(_ sql: String) throws(SQLiteError) -> SQLiteStatement {

@@ -41,6 +41,7 @@ final class CommandService {
         case .limit: limit(request, reply: reply)
         case .modify: modify(request, reply: reply)
         case .events: streamEvents(request, connection: connection, reply: reply)
+        case .prune: prune(request, reply: reply)
         }
     }
 

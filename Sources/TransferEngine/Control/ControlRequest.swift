@@ -34,6 +34,10 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var up: Int64?
     /// `limit`: a new timetable (see LimitSchedule); "" removes it.
     public var schedule: String?
+    /// `prune`: only jobs in these (ended) states; absent: completed, failed and cancelled.
+    public var states: [JobState]?
+    /// `prune`: only jobs that ended more than this many seconds ago; absent: any age.
+    public var olderThan: Int64?
     /// `events`: keep the connection open and send each new event as a line.
     public var follow: Bool?
     /// `modify` (with one id): what to change.
@@ -85,6 +89,7 @@ extension ControlRequest {
         if let batch = submission?.batch { _ = try NumericLimits.id.check(batch, "submission.batch") }
         if let umask = submission?.umask { _ = try NumericLimits.umask.check(umask, "submission.umask") }
         if let limit { _ = try NumericLimits.pageSize.check(limit, "limit") }
+        if let olderThan { _ = try NumericLimits.ageSeconds.check(olderThan, "olderThan") }
         for (rate, field) in [(rate, "rate"), (down, "down"), (up, "up")] {
             if let rate, rate != 0 { _ = try NumericLimits.rate.check(rate, field) }
         }
@@ -101,4 +106,6 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
     case batchShow = "batch-show"
     /// What `submit` would do with a backup's files (a chunk of its entries), doing nothing.
     case backupPlan = "backup-plan"
+    /// Delete ended jobs (history) with everything that belongs to them.
+    case prune
 }

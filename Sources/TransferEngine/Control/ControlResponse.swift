@@ -30,6 +30,8 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var plan: [BackupDecision]?
     /// `show`, `batch-show`: the completion hooks that ran.
     public var hookRuns: [HookRun]?
+    /// `prune`: how many jobs were deleted.
+    public var pruned: Int?
 
     public init(ok: Bool = true, error: ControlError? = nil, jobs: [Job]? = nil, job: Job? = nil,
                 attempts: [AttemptRecord]? = nil, resumeData: ResumeData? = nil, stats: DaemonStats? = nil,

@@ -18,6 +18,8 @@ public struct TransferEvent: Codable, Equatable, Sendable {
         case batchEnded = "batch_ended"
         /// An `--on-complete`/`--on-fail` command ran (`job` or `batch`; `reason`: how it ended).
         case hook
+        /// Ended jobs were deleted (`count`; `batch` for a prune of one batch; `reason`: who asked).
+        case pruned
     }
 
     public var type: Kind
@@ -46,6 +48,8 @@ public struct TransferEvent: Codable, Equatable, Sendable {
     /// on an event about a job, the job's batch.
     public var batch: Int64?
     public var batchState: BatchState?
+    /// `pruned`: how many jobs.
+    public var count: Int?
 
     public init(_ type: Kind, job: JobID? = nil, time: Timestamp = .now) {
         self.type = type

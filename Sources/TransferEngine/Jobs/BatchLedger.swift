@@ -30,6 +30,12 @@ struct BatchLedger {
         unrecorded[batch, default: 0] += 1
     }
 
+    /// The batch has jobs in memory, or ends of them on their way to the store, or its end is
+    /// not judged yet: it is not history (its jobs are not pruned).
+    func holds(batch: Int64) -> Bool {
+        unfinished[batch] != nil || ending.contains(batch) || unrecorded[batch] != nil
+    }
+
     /// That end is recorded. True exactly when the batch has now ended: the caller judges it
     /// from the store (which has every end) and runs its hooks.
     mutating func endRecorded(batch: Int64) -> Bool {

@@ -22,7 +22,8 @@ extension Scheduler {
             return findFailed ? try store.jobs(state: .failed, batch: batch, limit: Int.max) : []
         }) { [unowned self] result in
             if case .failure(let refusal as CommandRefusal) = result { return done(.failure(refusal)) }
-            let failed = ((try? result.get()) ?? []).filter { core.jobs[$0.id] == nil }
+            // Not those a prune is deleting meanwhile: they are gone.
+            let failed = ((try? result.get()) ?? []).filter { core.jobs[$0.id] == nil && !core.isPruning($0.id) }
             let targets = (jobsInMemory(batch: batch) + failed)
                 .filter { command.appliesInBulk(to: $0) }
                 .sorted { $0.id < $1.id }

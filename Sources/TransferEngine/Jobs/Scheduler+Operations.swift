@@ -52,11 +52,17 @@ extension Scheduler {
     /// A page of jobs as the loop knows them now.
     func jobs(state: JobState?, batch: Int64?, before: JobID?, limit: Int,
               done: @escaping (Result<[Job], CommandRefusal>) -> Void) {
-        read({ store in try store.jobs(state: state, batch: batch, before: before, limit: limit) }) { [unowned self] result in
+        read({ store in
+            // docs/batches.md: an unknown batch (one never made, or pruned) is refused.
+            if let batch, try store.batchRecord(batch) == nil { throw CommandRefusal.unknownBatch(batch) }
+            return try store.jobs(state: state, batch: batch, before: before, limit: limit)
+        }) { [unowned self] result in
             switch result {
             case .success(let jobs):
                 // The store's state filter saw its snapshot; keep only jobs still in it.
                 done(.success(jobs.map(current).filter { state == nil || $0.state == state }))
+            case .failure(let refusal as CommandRefusal):
+                done(.failure(refusal))
             case .failure(let error):
                 done(.failure(.store("\(error)")))
             }

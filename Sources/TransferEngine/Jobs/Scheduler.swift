@@ -28,6 +28,9 @@ public final class Scheduler {
         public var wallClock = WallClock.system
         /// A download whose body passes this many bytes fails (`--max-filesize`; a job's own wins).
         public var maxFilesize: Int64?
+        /// `--keep-history`: ended jobs older than this are pruned at start and every hour;
+        /// nil keeps every job.
+        public var keepHistory: Age?
 
         public init() {}
 
@@ -96,6 +99,11 @@ public final class Scheduler {
     var pendingReads: [Int: () -> Void] = [:]
     /// Downloads whose checkpoint or truncation is on its way to disk, by token.
     var durableSteps: [Int: DownloadTransfer] = [:]
+    /// Prunes waiting for their chunk's deletion, by token (loop-owned continuations).
+    var pruneDeletions: [Int: (Result<PruneOutcome, any Error>) -> Void] = [:]
+    /// `--keep-history`'s hourly prune, and whether one is under way.
+    var historyTimer: UVTimer?
+    var historyPruning = false
     private var shutdownDone: (() -> Void)?
     private var lastAnswerToken = 0
     /// Bytes per second received and sent over the last tick, all transfers together.
@@ -140,6 +148,9 @@ public final class Scheduler {
         progressTimer.start(after: Self.progressInterval, repeat: Self.progressInterval)
         feed(.restarted(unfinished))
         resumeHooks()
+        // After the hooks: a batch whose end was not judged when the daemon stopped is judged
+        // (its hook recorded as due) before any prune can read its jobs.
+        startHistoryTimer()
     }
 
     /// The one clock of decisions and records: retry due times, the no-progress deadline, hook
@@ -189,6 +200,7 @@ public final class Scheduler {
             batchEnded(batch, announce: announce)
         case .endRecorded(let id):
             for work in whenEndRecorded.removeValue(forKey: id) ?? [] { work() }
+        case .prune(let token, let candidates): deletePruned(token, candidates)
         case .answer(let token, let jobs): answers.removeValue(forKey: token)?(jobs)
         case .acknowledge(let token, let result): acknowledgements.removeValue(forKey: token)?(result.map(current))
         case .log(let level, let message): logger.log(level, message)
@@ -486,6 +498,7 @@ public final class Scheduler {
     func shutdown(_ done: @escaping () -> Void) {
         tickTimer.stop()
         retryTimer.stop()
+        historyTimer?.stop()
         shutdownDone = done
         feed(.shutdown)
     }

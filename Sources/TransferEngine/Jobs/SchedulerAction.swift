@@ -24,6 +24,8 @@ enum SchedulerAction {
     case batchEnded(Int64, announce: Bool)
     /// The end of this job is recorded (work waiting for it, like a `show`, may run).
     case endRecorded(JobID)
+    /// Delete these ended jobs (none of which the core holds) from the store; report `pruned`.
+    case prune(token: Int, [PruneCandidate])
     /// Answer a `wait`.
     case answer(token: Int, [Job])
     /// Answer a command (or the shutdown): the job as it is now, or why not.

@@ -3,7 +3,10 @@ extension SchedulerCore {
     /// Pause, resume, cancel or retry one job; `ack` is answered once the change is recorded.
     mutating func perform(_ command: JobCommand, _ id: JobID, loaded: Job?, ack token: Int, now: Timestamp) {
         let ack = CommandAck(token: token, command: command)
-        guard let job = jobs[id]?.job ?? loaded else { return refuse(ack, .unknownJob(id)) }
+        // A job read from the store that a prune is deleting is gone: it must not come back.
+        guard let job = jobs[id]?.job ?? loaded.flatMap({ pruningIDs.contains($0.id) ? nil : $0 }) else {
+            return refuse(ack, .unknownJob(id))
+        }
         if command == .retry, job.isQuarantined, let error = job.error {
             return refuse(ack, .quarantined(id, reason: error.message))
         }

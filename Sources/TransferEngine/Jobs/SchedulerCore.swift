@@ -35,6 +35,10 @@ struct SchedulerCore {
     var stopping = false
     /// While stopping: the jobs that were running and are not recorded as stopped yet.
     var stillRunning: Set<JobID> = []
+    /// Ended jobs a prune is deleting from the store, by chunk, and all of them together: a
+    /// command that read one from the store finds it gone (`perform`).
+    var pruning: [Int: [JobID]] = [:]
+    var pruningIDs: Set<JobID> = []
     private var lastToken = 0
     private var random: SplitMix64
     /// Actions decided by the event being handled, in order.
@@ -93,6 +97,8 @@ struct SchedulerCore {
             startHooks()
         case .wait(let token, let owner, let ids, let ended): wait(token, owner: owner, ids, ended: ended)
         case .waitsDropped(let owner): waiters.removeAll { $0.owner == owner }
+        case .prunable(let token, let candidates): prunable(token, candidates)
+        case .pruned(let token): pruned(token)
         case .shutdown: shutdown()
         }
         startNext(now: now)

@@ -47,6 +47,10 @@ enum SchedulerEvent {
     case wait(token: Int, owner: Int, ids: Set<JobID>, ended: [Job])
     /// Whoever waited went away: forget its waits.
     case waitsDropped(owner: Int)
+    /// A chunk of ended jobs the store found that a prune may delete (`token`: the chunk's).
+    case prunable(token: Int, [PruneCandidate])
+    /// That chunk's deletion is over (done or failed): its jobs are no longer being pruned.
+    case pruned(token: Int)
     /// The daemon is stopping: running transfers are checkpointed and queued again; then
     /// `shutdownComplete`.
     case shutdown

@@ -148,11 +148,18 @@ public final class JobStore {
 
     /// Jobs newest first, optionally in one state or batch; `before` pages on (ids below it).
     public func jobs(state: JobState? = nil, batch: Int64? = nil, before: JobID? = nil, limit: Int = 1000) throws -> [Job] {
-        try connection.query("""
-            SELECT \(Self.jobColumns) FROM jobs
-            WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR batch_id = ?2) AND id < ?4
-            ORDER BY id DESC LIMIT ?3
-            """, [state?.rawValue, batch, limit, before?.rawValue ?? Int64.max], Self.job)
+        var values: [any SQLiteBindable] = [before?.rawValue ?? Int64.max, limit]
+        if let state { values.append(state.rawValue) }
+        if let batch { values.append(batch) }
+        return try connection.query(Self.jobsQuery(state: state != nil, batch: batch != nil), values, Self.job)
+    }
+
+    /// A page of `jobs`, with only the conditions asked for: each shape is planned on its own, so
+    /// every page is a seek however deep (the rowid, `jobs_by_state_id`, `jobs_by_batch`), where
+    /// one statement with `(? IS NULL OR state = ?)` could use no index for the state.
+    static func jobsQuery(state: Bool, batch: Bool) -> String {
+        let conditions = ["id < ?1"] + (state ? ["state = ?3"] : []) + (batch ? ["batch_id = ?\(state ? 4 : 3)"] : [])
+        return "SELECT \(jobColumns) FROM jobs WHERE \(conditions.joined(separator: " AND ")) ORDER BY id DESC LIMIT ?2"
     }
 
     /// Fails every job that may still move (or be retried) whose row transferd could not have

@@ -11,6 +11,9 @@ public enum NumericLimits {
     /// Timeouts in seconds (`--stall-timeout`, `--no-progress-timeout`, `--hook-timeout`,
     /// `wait --timeout`, a server's Retry-After): a year at most.
     public static let timeoutSeconds = NumericLimit<Int>(1...(365 * 24 * 3600), unit: " seconds")
+    /// How long ago a job ended, for `prune --older-than` and `transferd --keep-history`: 100
+    /// years at most (36500d).
+    public static let ageSeconds = NumericLimit<Int64>(0...(100 * 365 * 86_400), unit: " seconds")
     /// Transfers at once (`--max-active`, `--max-per-host`).
     public static let transfers = NumericLimit<Int>(1...1000)
     /// Job and batch ids.
