@@ -64,7 +64,11 @@ public struct JobChanges: Codable, Equatable, Sendable {
          priority.map { "priority \($0.rawValue)" }, retries.map { "retries \($0)" }].compactMap { $0 }.joined(separator: ", ")
     }
 
+    /// A header line's name, as compared: without spaces around it, lowercased.
     private static func name(_ header: String) -> String {
-        String(header.prefix { $0 != ":" }.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()).lowercased()
+        var name = header.prefix { $0 != ":" }
+        while name.first == " " { name.removeFirst() }
+        while name.last == " " { name.removeLast() }
+        return name.lowercased()
     }
 }
