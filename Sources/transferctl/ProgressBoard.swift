@@ -55,7 +55,7 @@ struct ProgressBoard {
             if state == .running, row.startedAt == nil { row.startedAt = event.time }
             if state.hasEnded { row.finishedAt = event.time }
         }
-        if event.type == .progress || event.type == .attemptStarted {
+        if event.type == .progress || event.type == .attemptStarted || (event.type == .state && event.state?.hasEnded == true) {
             row.done = event.bytesDone ?? row.done
             row.total = event.bytesTotal ?? row.total
         }

@@ -134,6 +134,11 @@ struct SchedulerCore {
         event.state = change.state
         event.reason = change.reason
         event.error = change.error
+        // A job that ends between two progress events still tells its bytes.
+        if change.state.hasEnded {
+            event.bytesDone = record.job.bytesDone
+            event.bytesTotal = record.job.bytesTotal
+        }
         var stateRecord = StateRecord(token: nextToken(), id: id, change: change, at: now)
         with(&stateRecord)
         var ended: Job?
