@@ -141,9 +141,10 @@ struct ProgressBoard {
         var hidden: [JobID] = []
         if let height, order.count + 1 > height - 1 {
             let capacity = max(1, height - 3)  // rows, "… and N more", totals
-            let ranked = order.enumerated().sorted { Self.rank($0.element, rows) < Self.rank($1.element, rows)
-                || (Self.rank($0.element, rows) == Self.rank($1.element, rows) && $0.offset < $1.offset) }
-            let kept = Set(ranked.prefix(capacity).map(\.element))
+            // By rank, then by place on the board (a sort that keeps ties in order).
+            let ranked = order.enumerated().map { (rank: Self.rank($0.element, rows), place: $0.offset, id: $0.element) }
+                .sorted { ($0.rank, $0.place) < ($1.rank, $1.place) }
+            let kept = Set(ranked.prefix(capacity).map(\.id))
             shown = order.filter(kept.contains)
             hidden = order.filter { !kept.contains($0) }
         }

@@ -68,7 +68,7 @@ public enum ServerFileName {
     private static func decodeExtended(_ value: String) -> String? {
         let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
-        let bytes = percentDecoded(parts[2])
+        let bytes = PercentEncoding.decode(parts[2])
         switch parts[0].lowercased() {
         case "utf-8": return String(validating: bytes, as: UTF8.self)
         case "iso-8859-1": return String(bytes.map { Character(Unicode.Scalar($0)) })
@@ -83,7 +83,7 @@ public enum ServerFileName {
         path = path.prefix { $0 != "?" && $0 != "#" }
         guard let slash = path.firstIndex(of: "/") else { return "" }
         let segment = path[slash...].split(separator: "/").last ?? ""
-        return String(decoding: percentDecoded(segment), as: UTF8.self)
+        return String(decoding: PercentEncoding.decode(segment), as: UTF8.self)
     }
 
     /// Safe as one name in a directory.
@@ -117,21 +117,6 @@ public enum ServerFileName {
             return truncated("\(name[..<dot]) (\(number))\(name[dot...])")
         }
         return truncated("\(name) (\(number))")
-    }
-
-    private static func percentDecoded(_ text: Substring) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var utf8 = text.utf8[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return bytes
     }
 }
 
