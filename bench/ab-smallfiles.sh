@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Two transferd builds against each other on many small files: each with its own daemon
+# (--max-active 16 --max-per-host 16) on one nginx, runs alternating A, B, A, B, ...; prints
+# files per second and the daemon's CPU time (user + system) for each run.
+#   usage: bench/ab-smallfiles.sh DIR_A DIR_B [RUNS=4] [FILES=2000]
+#   (DIR_A, DIR_B: directories holding a transferd and a transferctl, e.g. copies of
+#   .build/release taken before and after a change)
+source "$(dirname "$0")/lib.sh"
+A=$1; B=$2; RUNS=${3:-4}; FILES=${4:-2000}
+mkdir -p "$BENCH_DIR/www/small"
+for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+start_nginx
+for i in $(seq "$FILES"); do
+    printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/RUN/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$i"
+done > "$BENCH_DIR/small.jsonl"
+declare -A PIDS
+for side in A B; do
+    dir=${!side}; mkdir -p "$BENCH_DIR/state$side"
+    "$dir/transferd" --state-dir "$BENCH_DIR/state$side" --max-active 16 --max-per-host 16 2>>"$BENCH_DIR/logs/td$side.log" &
+    PIDS[$side]=$!
+    for _ in $(seq 100); do "$dir/transferctl" --state-dir "$BENCH_DIR/state$side" stats >/dev/null 2>&1 && break; sleep 0.05; done
+done
+machine
+for run in $(seq "$RUNS"); do
+    for side in A B; do
+        dir=${!side}; ctl=("$dir/transferctl" --state-dir "$BENCH_DIR/state$side")
+        sed "s|/out/RUN/|/out/$side$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/s.jsonl"; mkdir -p "$BENCH_DIR/out/$side$run"; sync
+        pid=${PIDS[$side]}; cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        start=$(now)
+        batch=$("${ctl[@]}" batch submit "$BENCH_DIR/s.jsonl" 2>/dev/null)
+        "${ctl[@]}" wait --batch "$batch" >/dev/null 2>&1 || echo "$side: the batch did not complete" >&2
+        end=$(now); cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        printf '%s run %d: %.0f files/s, daemon CPU %d ms\n' "$side" "$run" "$(echo "$FILES / ($end - $start)" | bc -l)" \
+            $(( (cpu1 - cpu0) * 1000 / $(getconf CLK_TCK) ))
+    done
+done
+kill "${PIDS[A]}" "${PIDS[B]}"
