@@ -52,6 +52,7 @@ struct UploadCommand: Subcommand {
         let paused = arguments.flag("--paused")
         let retryUnsafe = arguments.flag("--retry-unsafe")
         let common = try CommonJobOptions.parse(&arguments)
+        let remoteArguments = try RemoteArguments.parse(&arguments, upload: true)
         let positionals = try arguments.positionals()
         guard positionals.count == 1, let url = positionals.first else {
             throw UsageError("upload takes one URL (see transferctl upload --help)")
@@ -66,12 +67,15 @@ struct UploadCommand: Subcommand {
             if let file = field.file { field.file = try readable(file) }
             fields.append(field)
         }
-        let job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: common.headers,
+        let remote = try remoteArguments.options(for: url)
+        if remote != nil, raw == nil { throw UsageError("a tus or S3 upload sends one file: -T FILE") }
+        var job = NewJob(kind: .upload, url: url, path: try raw.map(readable), headers: common.headers,
                          priority: common.priority, batch: common.batch, limit: common.limit,
                          retries: common.retries, paused: paused, method: method?.uppercased(),
                          form: fields.isEmpty ? nil : fields, tls: common.tls, network: common.network,
                          onComplete: common.onComplete, onFail: common.onFail, retryUnsafe: retryUnsafe ? true : nil,
                          headerCommand: common.headerCommand)
+        job.remote = remote
         return UploadCommand(job: job)
     }
 

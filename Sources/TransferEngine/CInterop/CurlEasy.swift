@@ -113,7 +113,12 @@ public final class CurlEasy {
         if request.connectOnly { try check(tds_easy_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)) }
         if let method = request.method {
             precondition(request.body == nil, "a request with a body takes its method from the body")
-            try check(tds_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method))
+            // HEAD's answer announces a body that never comes: libcurl must know not to wait for it.
+            if method == "HEAD" {
+                try check(tds_easy_setopt_long(handle, CURLOPT_NOBODY, 1))
+            } else {
+                try check(tds_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method))
+            }
         }
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         try check(tds_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))

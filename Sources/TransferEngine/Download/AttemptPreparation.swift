@@ -15,6 +15,9 @@ enum AttemptPreparation: Sendable {
     /// An upload's body, its files open and checked against their snapshots, and the WebDAV
     /// collections that must exist before it is sent (a directory backup's PUT).
     case upload(any UploadBody, collections: [String])
+    /// A resumable upload's source, open and checked, and what the server knows it by (nil:
+    /// nothing yet; the attempt creates the upload).
+    case session(SourceReader, UploadSession?, parts: [UploadedPart])
 
     /// What the store holds for an attempt, read before any file is touched.
     struct Plan: Sendable {
@@ -26,13 +29,17 @@ enum AttemptPreparation: Sendable {
         var resume: ResumeState?
         /// A directory backup's PUT: the collections between the batch's prefix and its file.
         var collections: [String] = []
+        /// A resumable upload's session and acknowledged parts, as recorded.
+        var session: (UploadSession, [UploadedPart])?
 
         /// Reads what the attempt needs from the store (the store's queue).
         init(_ job: Job, attempt: Int, at now: Timestamp, in store: JobStore) throws {
             self.job = job
             self.attempt = attempt
             at = now
-            if job.kind == .upload {
+            if job.kind == .upload, job.remote != nil {
+                session = try store.uploadSession(job.id)
+            } else if job.kind == .upload {
                 if job.method == "PUT", let batch = job.batch, let prefix = try store.batchRecord(batch)?.backup?.prefix {
                     collections = WebDAVLayout.collections(above: job.url, under: prefix)
                 }
@@ -53,6 +60,12 @@ enum AttemptPreparation: Sendable {
     /// Opens and checks the attempt's files (a file thread; touches no store).
     static func open(_ plan: Plan) throws -> AttemptPreparation {
         let job = plan.job
+        if job.kind == .upload, job.remote != nil {
+            guard let source = job.upload?.sources.first else {
+                throw TransferError.io(path: "", operation: "upload without a file", errno: 0)
+            }
+            return .session(try SourceReader(source), plan.session?.0, parts: plan.session?.1 ?? [])
+        }
         if job.kind == .upload { return try openUpload(job, collections: plan.collections) }
         guard let partialPath = job.partialPath else {
             throw TransferError.io(path: "", operation: "download without a destination", errno: 0)
@@ -91,7 +104,7 @@ enum AttemptPreparation: Sendable {
             try store.saveResume(plan.job.id, start)
             try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: start.bytesDurable,
                                    startedOver: startedOver, now: plan.at)
-        case .upload:
+        case .upload, .session:
             try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: 0, now: plan.at)
         case .finalize, .alreadyComplete:
             break

@@ -13,6 +13,8 @@ struct AttemptReport: Sendable, Equatable {
     /// A download's state at the end, identified by its file: what it keeps (nil for an upload,
     /// which sends its body again, and for an attempt that never had a transfer).
     var resume: ResumeState?
+    /// A resumable upload's bytes the server holds (its offset, or its parts): what it keeps.
+    var serverBytes: Int64?
     /// The final response's `Retry-After`, in milliseconds.
     var retryAfter: Int64?
     /// The whole request went out (its server may have acted on it).
@@ -25,6 +27,10 @@ struct AttemptReport: Sendable, Equatable {
         self.outcome = outcome
         self.status = status
     }
+
+    /// The bytes the job keeps from this attempt: a download's durable ones, a resumable
+    /// upload's on the server (nil: none, an upload sends its body again).
+    var keptBytes: Int64? { resume?.bytesDurable ?? serverBytes }
 
     /// The row that ends the attempt in `attempts`.
     func record(error: TransferError?) -> AttemptEnd {

@@ -47,8 +47,10 @@ struct FailureDecision {
     /// job's progress, its retries, and the daemon stopping. Nil: it is retried.
     func refusal(_ failure: Failure, now: Timestamp) -> RetryRefusal? {
         let job = failure.job
+        // A tus PATCH names the offset it continues and an S3 part replaces itself: repeating
+        // either repeats no effect.
         if let refusal = policy.refusal(for: failure.error, method: job.method ?? "GET", requestSent: failure.requestSent,
-                                        retryUnsafe: job.retryUnsafe) {
+                                        retryUnsafe: job.retryUnsafe || job.remote != nil) {
             return refusal
         }
         // A shortage of descriptors is the daemon's, not the job's: it never ends a job.

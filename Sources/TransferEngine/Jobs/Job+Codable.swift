@@ -4,7 +4,7 @@ extension Job: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, outputDir, partialPath, headers, sha256, overwrite, onExists, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
-             createdAt, updatedAt, finishedAt, startedAt, rate, etaSeconds, method, form, upload, tls, network, key, onComplete, onFail, idempotencyKey,
+             createdAt, updatedAt, finishedAt, startedAt, rate, etaSeconds, method, form, upload, tls, network, remote, key, onComplete, onFail, idempotencyKey,
              retryUnsafe, maxFilesize, waitReason, headerCommand
     }
 
@@ -44,6 +44,7 @@ extension Job: Codable {
         try container.encode(shown, forKey: .upload)
         try container.encode(tls, forKey: .tls)
         try container.encode(Redaction.network(network), forKey: .network)
+        try container.encode(remote, forKey: .remote)
         try container.encode(key, forKey: .key)
         try container.encode(onComplete, forKey: .onComplete)
         try container.encode(onFail, forKey: .onFail)
@@ -87,6 +88,7 @@ extension Job: Codable {
         upload = try container.decodeIfPresent(UploadSpec.self, forKey: .upload)
         tls = try container.decodeIfPresent(TLSOptions.self, forKey: .tls) ?? TLSOptions()
         network = try container.decodeIfPresent(NetworkOptions.self, forKey: .network) ?? NetworkOptions()
+        remote = try container.decodeIfPresent(RemoteOptions.self, forKey: .remote)
         key = try container.decodeIfPresent(String.self, forKey: .key)
         onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
         onFail = try container.decodeIfPresent(String.self, forKey: .onFail)

@@ -40,6 +40,8 @@ public struct Job: Equatable, Sendable {
     public var tls = TLSOptions()
     /// How its attempts reach the server: proxy, timeouts, compression, credentials, addresses.
     public var network = NetworkOptions()
+    /// A tus or S3 job: the protocol and its settings (nil: plain HTTP).
+    public var remote: RemoteOptions?
     /// The manifest key that queued it, unique within its batch.
     public var key: String?
     /// Run before each attempt: its output lines (`Name: value`) are added to that attempt's
@@ -109,6 +111,8 @@ public struct NewJob: Codable, Equatable, Sendable {
     public var tls: TLSOptions?
     /// Proxy, timeouts, compression, credentials, IP version, addresses (nil: the defaults).
     public var network: NetworkOptions?
+    /// tus or S3 (nil: plain HTTP; an `s3://` URL means S3 with the defaults).
+    public var remote: RemoteOptions?
     public var onComplete: String?
     public var onFail: String?
     /// Run before each attempt; its output lines are added to the request (`HeaderCommand`).

@@ -4,7 +4,11 @@ import FoundationEssentials
 /// instead of failing later.
 enum JobValidation {
     static func validate(_ job: NewJob) throws(JobRefusal) {
-        try validateURL(job.url)
+        if let remote = job.remote {
+            try validate(remote, of: job)
+        } else {
+            try validateURL(job.url)
+        }
         try validateCommon(job)
         guard job.kind == .download else { return }
         if let directory = job.outputDirectory {
@@ -38,6 +42,24 @@ enum JobValidation {
         }
         if let resume = job.resumeData {
             try validate(resume, for: path)
+        }
+    }
+
+    /// A tus or S3 job's URL and settings.
+    private static func validate(_ remote: RemoteOptions, of job: NewJob) throws(JobRefusal) {
+        if let chunk = remote.chunkSize {
+            guard chunk >= RemoteOptions.minimumChunk, NumericLimits.bytes.contains(chunk) else {
+                throw JobRefusal.invalid("--chunk-size must be at least \(ByteCount.describe(RemoteOptions.minimumChunk))")
+            }
+        }
+        switch remote.kind {
+        case .tus:
+            guard job.kind == .upload else { throw JobRefusal.invalid("--tus applies to uploads only") }
+            guard job.form == nil, job.path != nil else { throw JobRefusal.invalid("a tus upload sends one file: -T FILE") }
+            guard job.method == nil else { throw JobRefusal.invalid("a tus upload chooses its own methods: drop --method") }
+            try validateURL(job.url)
+        case .s3:
+            throw JobRefusal.invalid("S3 is not supported yet")
         }
     }
 

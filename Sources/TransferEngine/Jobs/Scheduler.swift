@@ -80,12 +80,14 @@ public final class Scheduler {
     /// Attempts being prepared, with the stops asked for meanwhile: a stop waits until its
     /// attempt is recorded and its file open, so that its own record and file removal follow them.
     private var preparing: [JobID: [() -> Void]] = [:]
-    private var transfersByEasy: [ObjectIdentifier: JobID] = [:]
+    var transfersByEasy: [ObjectIdentifier: JobID] = [:]
     /// Unreachable hosts being probed, by `scheme://host:port`, and the probes in the engine.
     var probes: [String: HostProbe] = [:]
     var probesByEasy: [ObjectIdentifier: String] = [:]
     /// The WebDAV collections of directory backups, made before the PUTs that need them.
     let collectionMaker: CollectionMaker
+    /// Tells servers to discard the unfinished uploads of cancelled jobs.
+    var sessionDiscarder: SessionDiscarder!
     /// Work waiting for a job's end to be recorded (`show` of a job that just ended: its attempts
     /// and its state must come from the same record).
     var whenEndRecorded: [JobID: [() -> Void]] = [:]
@@ -135,6 +137,7 @@ public final class Scheduler {
         multi = try CurlMulti(loop: loop, idleConnections: configuration.maxActive.saturatingMultiply(4))
         collectionMaker = CollectionMaker(multi: multi, logger: logger)
         multi.onDone = { [unowned self] easy, code in transferEnded(easy, code) }
+        sessionDiscarder = SessionDiscarder(multi: multi, logger: logger) { [unowned self] id in forgetSession(of: id) }
         retryTimer = UVTimer(loop: loop) { [unowned self] in feed(.retryDue) }
         tickTimer = UVTimer(loop: loop) { [unowned self] in tick() }
         progressTimer = UVTimer(loop: loop) { [unowned self] in publishProgress() }
@@ -147,6 +150,7 @@ public final class Scheduler {
         tickTimer.start(after: 1000, repeat: 1000)
         progressTimer.start(after: Self.progressInterval, repeat: Self.progressInterval)
         feed(.restarted(unfinished))
+        discardLeftSessions()
         resumeHooks()
         // After the hooks: a batch whose end was not judged when the daemon stopped is judged
         // (its hook recorded as due) before any prune can read its jobs.
@@ -215,8 +219,11 @@ public final class Scheduler {
     private func record(_ record: StateRecord) {
         let token = record.token
         let write: @Sendable (JobStore) throws -> Void = { store in try record.write(to: store) }
+        let discards = record.discardsUpload
+        let id = record.id
         let recorded: @Sendable (Scheduler, Result<Void, any Error>) -> Void = { scheduler, result in
             scheduler.feed(.recorded(token: token, error: result.failureDescription))
+            if discards, case .success = result { scheduler.discardSession(of: id) }
         }
         let file = engine[record.id]?.file
         if engine[record.id]?.transfer == nil { engine[record.id] = nil }
@@ -298,6 +305,8 @@ public final class Scheduler {
                                               body: body, pacer: pacer, stallSeconds: configuration.stallSeconds)
                 }
             }
+        case .success(.session(let reader, let session, let parts)):
+            launchSession(job, attempt: attempt, reader: reader, session: session, parts: parts, headers: headers)
         case .success(.finalize(let file, let resume)):
             let engineJob = engine[id] ?? EngineJob()
             engineJob.file = file
@@ -353,7 +362,7 @@ public final class Scheduler {
 
     /// Creates the attempt's transfer and hands its easy handle to the engine; `announced`:
     /// publishes that the attempt started (not again for a step of a redirect).
-    private func launch(_ id: JobID, attempt: Int, announced: Bool = true,
+    func launch(_ id: JobID, attempt: Int, announced: Bool = true,
                         _ make: () throws(TransferError) -> any Transfer) {
         let transfer: any Transfer
         do {
@@ -368,7 +377,7 @@ public final class Scheduler {
         let engineJob = engine[id] ?? EngineJob()
         engineJob.transfer = transfer
         engine[id] = engineJob
-        transfersByEasy[ObjectIdentifier(transfer.easy)] = id
+        bind(transfer)
         guard announced, let job = core.jobs[id]?.job else { return }
         let live = engineJob.live(job)
         var event = TransferEvent(.attemptStarted, of: job)
@@ -378,12 +387,19 @@ public final class Scheduler {
         events.publish(event)
     }
 
+    /// The engine finds the transfer of an easy handle it hands back.
+    func bind(_ transfer: any Transfer) {
+        transfersByEasy[ObjectIdentifier(transfer.easy)] = transfer.jobID
+    }
+
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
         loop.assertOnLoopThread()
-        if probeEnded(easy, code) || collectionMaker.ended(easy, code) { return }
+        if probeEnded(easy, code) || collectionMaker.ended(easy, code) || sessionDiscarder.ended(easy, code) { return }
         guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
               let transfer = engine[id]?.transfer, transfer.easy === easy
         else { return }
+        // A resumable upload's request: the attempt goes on with the next one, or ends.
+        if let session = transfer as? SessionTransfer { return sessionRequestEnded(session, code) }
         let outcome = transfer.outcome(code)
         transfer.stop()
         transfer.whenIdle { [unowned self] in
@@ -427,7 +443,7 @@ public final class Scheduler {
 
     /// The report of a transfer that is over; the engine forgets the transfer and keeps its file
     /// (and what it kept) for the record that follows.
-    private func release(_ transfer: any Transfer, outcome: AttemptOutcome) -> AttemptReport {
+    func release(_ transfer: any Transfer, outcome: AttemptOutcome) -> AttemptReport {
         if let file = transfer.partialFile { engine[transfer.jobID]?.file = file }
         if engine[transfer.jobID]?.transfer === transfer { engine[transfer.jobID]?.transfer = nil }
         return transfer.report(outcome)

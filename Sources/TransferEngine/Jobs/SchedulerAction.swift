@@ -50,6 +50,8 @@ struct StateRecord: Sendable {
     var response: UploadResponse?
     var refusal: (attempt: Int, RetryRefusal)?
     var backupUploaded = false
+    /// A cancelled resumable upload: once recorded, its server is told to discard what it holds.
+    var discardsUpload = false
     /// A hook the end makes due: recorded with it, so it runs even if the daemon stops first.
     var hook: PendingHook?
 

@@ -11,7 +11,8 @@ extension SchedulerCore {
         case .completed:
             publishAttemptFinished(id, report, error: nil)
             log(.info, "job \(id): completed, sent \(report.transferred) bytes, HTTP \(report.status ?? 0)")
-            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: report.transferred), now: now) {
+            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: report.serverBytes ?? report.transferred),
+                       now: now) {
                 $0.attempt = report.record(error: nil)
                 $0.response = report.response
                 $0.backupUploaded = true
@@ -52,12 +53,13 @@ extension SchedulerCore {
         case .unreachable, .fdShortage: record.extendRetryBudget()  // waiting uses up no retry
         default: break
         }
-        // Bytes a download keeps are progress; an upload sends its body again, so sending is not.
-        if let resume = report.resume { record.attemptKept(resume.bytesDurable, now: now) }
+        // Bytes a download or a resumable upload keeps are progress; a plain upload sends its
+        // body again, so sending is not.
+        if let kept = report.keptBytes { record.attemptKept(kept, now: now) }
         jobs[id] = record
         let decision = FailureDecision(policy: settings.policy, noProgressMilliseconds: settings.noProgressMilliseconds,
                                        stopping: stopping)
-        let failure = FailureDecision.Failure(error: error, status: report.status, bytesDone: report.resume?.bytesDurable,
+        let failure = FailureDecision.Failure(error: error, status: report.status, bytesDone: report.keptBytes,
                                               retryAfter: report.retryAfter, requestSent: report.requestSent,
                                               job: record.job, attemptLimit: record.attemptLimit,
                                               lastProgress: record.lastProgress)
@@ -133,7 +135,7 @@ extension SchedulerCore {
         switch intent {
         case .suspend(let state, let reason, let acks):
             let change = StateChange(state, reason: reason.text, httpStatus: report?.status,
-                                     bytesDone: report?.resume?.bytesDurable)
+                                     bytesDone: report?.keptBytes)
             transition(id, change, now: now, acks: acks) {
                 // Stopped: the file as it is now is the file as transferd left it.
                 if let resume = report?.resume {

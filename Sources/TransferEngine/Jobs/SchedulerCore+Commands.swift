@@ -92,8 +92,10 @@ extension SchedulerCore {
             for retry in retries { refuse(retry, .notAllowed(.retry, id, .cancelled)) }
         }
         let partialPath = jobs[id]?.job.partialPath
+        let resumable = jobs[id].map { $0.job.kind == .upload && $0.job.remote != nil } ?? false
         transition(id, StateChange(.cancelled, reason: "cancelled by user"), now: now, acks: acks) { record in
             record.partial = partialPath.map { .remove($0) } ?? .none
+            record.discardsUpload = resumable
             record.resume = .delete
             record.attempt = report?.record(error: nil)
         }

@@ -63,6 +63,7 @@ struct JobRow {
             do { try network.check() } catch { check.note("network", error.message(naming: "network.\(error.field.rawValue)")) }
             job.network = network
         }
+        job.remote = check.json(row.optionalText(), RemoteOptions.self, "remote")
         if (state == .waiting) != (job.waitReason != nil) {
             check.note("wait_reason", "a \(state.rawValue) job with wait_reason \(job.waitReason?.rawValue ?? "NULL")")
         }

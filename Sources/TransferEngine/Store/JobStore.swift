@@ -33,7 +33,7 @@ public final class JobStore {
         limit_rate, max_retries, bytes_done, bytes_total, attempts, http_status, error_code,
         error_message, next_attempt_at, created_at, updated_at, finished_at, method, upload, tls, job_key,
         on_complete, on_fail, umask, max_filesize, idempotency_key, retry_unsafe, wait_reason, started_at,
-        output_dir, on_exists, header_command, network
+        output_dir, on_exists, header_command, network, remote
         """
 
     /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
@@ -47,6 +47,7 @@ public final class JobStore {
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }
             .map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let remoteJSON = try new.remote.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let method = upload == nil ? String?.none : new.method
         return try connection.transaction {
             var path = new.path
@@ -58,8 +59,8 @@ public final class JobStore {
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                                   batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
                                   method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
-                                  idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
                 new.paused ? "created paused" : String?.none, new.url, path, headers, new.sha256,
@@ -67,8 +68,9 @@ public final class JobStore {
                 resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
                 method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
                 claimed, new.umask, new.maxFilesize,
-                IdempotencyKey.make(method: method, headers: new.headers), new.retryUnsafe ?? false,
-                new.kind == .download ? new.outputDirectory : nil, new.onExists?.rawValue, new.headerCommand, networkJSON)
+                // A tus PATCH says which offset it continues: it needs no key to be repeated.
+                new.remote == nil ? IdempotencyKey.make(method: method, headers: new.headers) : nil, new.retryUnsafe ?? false,
+                new.kind == .download ? new.outputDirectory : nil, new.onExists?.rawValue, new.headerCommand, networkJSON, remoteJSON)
             let id = JobID(rawValue: connection.lastInsertRowID)
             if let resume { try saveResume(id, resume) }
             guard let job = try job(id) else { throw StoreError.unknownJob(id) }

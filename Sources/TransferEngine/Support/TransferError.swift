@@ -51,6 +51,9 @@ public enum TransferError: Error, Equatable, Sendable {
     /// `--header-command` failed (its exit, a timeout, output that is not `Name: value` lines):
     /// the request has no credentials to go with. Not retried (code `auth`).
     case auth(String)
+    /// A resumable upload's server answered outside its protocol (a tus answer without a valid
+    /// `Upload-Offset`, offsets that keep disagreeing): retried, as a fault of the moment.
+    case protocolViolation(String)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -71,6 +74,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .request: "request"
         case .fdShortage: "fd_shortage"
         case .auth: "auth"
+        case .protocolViolation: "protocol"
         }
     }
 
@@ -105,6 +109,7 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot create the collection \(Redaction.url(url)): MKCOL was answered HTTP \(status)"
         case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         case .auth(let why): "--header-command \(why)"
+        case .protocolViolation(let what): what
         }
     }
 
@@ -114,7 +119,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .httpStatus(let status), .collection(_, let status): status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
              .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
-             .auth: nil
+             .auth, .protocolViolation: nil
         }
     }
 

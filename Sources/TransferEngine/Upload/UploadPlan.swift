@@ -34,6 +34,8 @@ enum UploadPlan {
             throw JobRefusal.invalid("the file to upload must be an absolute path: \(path)")
         }
         let source = try snapshot(path)
+        // A tus upload PATCHes its file; an S3 one PUTs it (whole, or in parts).
+        if let remote = job.remote { return (UploadSpec(raw: source), remote.kind == .tus ? "PATCH" : "PUT", source.size) }
         return (UploadSpec(raw: source), try method(job.method, default: "PUT"), source.size)
     }
 

@@ -1,0 +1,133 @@
+/// Resumable uploads (tus, S3): an attempt's requests handed to the engine one after another,
+/// each durable step recorded before the next request (`SessionTransfer`, `SessionMachine`),
+/// and the server's copy of a cancelled upload discarded (`SessionDiscarder`).
+extension Scheduler {
+    /// Starts a resumable upload's attempt from what the server knows it by (`session`).
+    func launchSession(_ job: Job, attempt: Int, reader: SourceReader, session: UploadSession?, parts: [UploadedPart],
+                       headers: [String]) {
+        let id = job.id
+        guard let remote = job.remote else { return }
+        var machine: any SessionMachine
+        switch remote.kind {
+        case .tus:
+            let filename = String(reader.source.path.split(separator: "/").last ?? "file")
+            machine = TusUpload(creationURL: job.url, size: reader.source.size, filename: filename,
+                                filetype: ContentType.guess(forFilename: filename), chunk: remote.chunkSize, session: session)
+        case .s3:
+            return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(.request("S3 uploads are not built yet")))))
+        }
+        let first = machine.start()
+        guard case .send(let request) = first else {
+            return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: first.immediateOutcome)))
+        }
+        logger.debug("job \(id): attempt \(attempt) \(session == nil ? "creates the upload" : "asks the server where the upload stands")")
+        launch(id, attempt: attempt) { () throws(TransferError) -> any Transfer in
+            let pacer = Pacer(loop: loop, global: upBucket, rate: job.limit, clock: clock)
+            return try SessionTransfer(jobID: id, attempt: attempt, machine: machine, first: request, reader: reader,
+                                       headers: job.requestHeaders + headers, tls: tlsOptions(job), network: job.network,
+                                       signing: nil, pacer: pacer, stallSeconds: configuration.stallSeconds)
+        }
+    }
+
+    /// A request of a session ended: the machine's next step.
+    func sessionRequestEnded(_ transfer: SessionTransfer, _ code: CurlCode) {
+        drive(transfer, transfer.requestEnded(code))
+    }
+
+    private func drive(_ transfer: SessionTransfer, _ action: SessionAction) {
+        let id = transfer.jobID
+        guard engine[id]?.transfer === transfer else { return }  // stopped meanwhile
+        switch action {
+        case .send(let request):
+            do {
+                try transfer.begin(request)
+                try multi.add(transfer.easy)
+            } catch let error as TransferError {
+                return end(transfer, .failed(error))
+            } catch {
+                return end(transfer, .failed(.network("cannot start the request: \(error)")))
+            }
+            bind(transfer)
+        case .record(let change):
+            transfer.recording = true
+            let attempt = transfer.attempt
+            stored({ store in try Self.write(change, of: id, in: store) }) { scheduler, result in
+                // Still this attempt's transfer (not stopped meanwhile)?
+                guard let transfer = scheduler.engine[id]?.transfer as? SessionTransfer, transfer.attempt == attempt,
+                      transfer.recording else { return }
+                switch result {
+                case .success:
+                    scheduler.drive(transfer, transfer.recorded())
+                case .failure(let error):
+                    scheduler.logger.error("job \(id): cannot record the upload's progress: \(error)")
+                    scheduler.end(transfer, .failed(.local("cannot record the upload's progress: \(error)")))
+                }
+            }
+        case .complete:
+            end(transfer, .completed)
+        case .fail(let error):
+            end(transfer, .failed(error))
+        }
+    }
+
+    private func end(_ transfer: SessionTransfer, _ outcome: AttemptOutcome) {
+        transfer.stop()
+        feed(.attemptEnded(transfer.jobID, release(transfer, outcome: outcome)))
+    }
+
+    private static func write(_ change: SessionChange, of id: JobID, in store: JobStore) throws {
+        switch change {
+        case .session(let session): try store.saveUploadSession(id, session)
+        case .part(let part): try store.recordPart(id, part, bytesDone: 0)
+        case .offset(let bytes): try store.recordRemoteBytes(id, bytes)
+        }
+    }
+}
+
+extension SessionAction {
+    /// What a first step that needs no request means for the attempt.
+    var immediateOutcome: AttemptOutcome {
+        switch self {
+        case .complete: .completed
+        case .fail(let error): .failed(error)
+        case .send, .record: .failed(.protocolViolation("an upload session must begin with a request"))
+        }
+    }
+}
+
+extension Scheduler {
+    /// A cancelled upload's server copy goes: its session is read and the discard sent.
+    func discardSession(of id: JobID) {
+        stored({ store in try store.job(id).flatMap { job in try store.uploadSession(id).map { (job, $0.session) } } }) { scheduler, result in
+            guard case .success(let (job, session)?) = result else { return }
+            scheduler.discard(job, session)
+        }
+    }
+
+    /// Cancelled uploads whose server copy was not discarded before the daemon stopped.
+    func discardLeftSessions() {
+        stored({ store in try store.sessionsToDiscard() }) { scheduler, result in
+            guard case .success(let left) = result else { return }
+            for (job, session) in left { scheduler.discard(job, session) }
+        }
+    }
+
+    private func discard(_ job: Job, _ session: UploadSession) {
+        guard let remote = job.remote else { return }
+        let request: SessionRequest? = switch remote.kind {
+        case .tus: TusUpload.discard(session, url: job.url)
+        case .s3: nil
+        }
+        guard let request else { return }
+        logger.info("job \(job.id): asking the server to discard the unfinished upload")
+        sessionDiscarder.discard(job.id, request, headers: job.requestHeaders, tls: tlsOptions(job), network: job.network,
+                                 signing: nil)
+    }
+
+    /// The server discarded the job's upload: nothing is left to ask for.
+    func forgetSession(of id: JobID) {
+        stored({ store in try store.saveUploadSession(id, nil) }) { scheduler, result in
+            if case .failure(let error) = result { scheduler.logger.warn("job \(id): cannot forget the discarded upload: \(error)") }
+        }
+    }
+}

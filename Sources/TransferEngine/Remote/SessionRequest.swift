@@ -1,0 +1,69 @@
+/// One request of a resumable upload's attempt, as its protocol's state machine asks for it.
+/// Thread: a value; any.
+struct SessionRequest: Equatable, Sendable {
+    enum Body: Equatable, Sendable {
+        case none
+        /// These bytes of the source file, streamed from disk.
+        case file(Range<Int64>)
+        /// A small body made in memory (an S3 completion's XML).
+        case bytes([UInt8])
+    }
+
+    var method: String
+    var url: String
+    /// The protocol's own headers (the job's are added when the request is made).
+    var headers: [String] = []
+    var body = Body.none
+    /// Signed for S3.
+    var signed = false
+
+    var bodyLength: Int64 {
+        switch body {
+        case .none: 0
+        case .file(let range): range.upperBound - range.lowerBound
+        case .bytes(let bytes): Int64(bytes.count)
+        }
+    }
+}
+
+/// A session request's answer: its status, head fields (lowercased names) and the start of its body.
+struct SessionResponse: Equatable, Sendable {
+    var status: Int
+    var fields: [String: String] = [:]
+    var body: [UInt8] = []
+}
+
+/// What a session's state machine asks for next.
+enum SessionAction: Equatable, Sendable {
+    case send(SessionRequest)
+    /// Record this, then tell the machine it is recorded (`recorded()`).
+    case record(SessionChange)
+    /// The upload is complete on the server.
+    case complete
+    case fail(TransferError)
+}
+
+/// A durable step of a session, recorded before the machine goes on.
+enum SessionChange: Equatable, Sendable {
+    /// A new upload exists on the server (or none: the recorded one is gone).
+    case session(UploadSession?)
+    /// The server acknowledged a part (S3).
+    case part(UploadedPart)
+    /// The server holds this many bytes (tus, after each PATCH).
+    case offset(Int64)
+}
+
+/// A resumable upload protocol's attempt as a state machine (swift-nio style: it is given
+/// events and returns what to do; it does no I/O). Thread: a value, driven on the loop thread.
+protocol SessionMachine: Sendable {
+    /// The first action of an attempt.
+    mutating func start() -> SessionAction
+    /// A request was answered (any status).
+    mutating func answered(_ response: SessionResponse) -> SessionAction
+    /// The last `record` is durable.
+    mutating func recorded() -> SessionAction
+    /// Bytes of the file the server holds, as it last reported them.
+    var serverBytes: Int64 { get }
+    /// The request that discards the upload on the server (a cancel), if there is one to discard.
+    static func discard(_ session: UploadSession, url: String) -> SessionRequest?
+}

@@ -1,0 +1,30 @@
+/// What a server knows an unfinished upload by, recorded before the first byte of it is sent:
+/// the tus upload's URL, or the S3 multipart upload's id and part size. An attempt continues
+/// it from what the server reports, never from a local count. Thread: a value; any.
+public struct UploadSession: Codable, Equatable, Sendable {
+    /// tus: the upload's URL (the creation answer's `Location`, resolved).
+    public var url: String?
+    /// S3: the multipart upload's `UploadId`.
+    public var uploadID: String?
+    /// S3: the size of every part but the last, fixed when the upload is created.
+    public var partSize: Int64?
+
+    public init(url: String? = nil, uploadID: String? = nil, partSize: Int64? = nil) {
+        self.url = url
+        self.uploadID = uploadID
+        self.partSize = partSize
+    }
+}
+
+/// An S3 part the server acknowledged: recorded with its ETag, which completing the upload names.
+public struct UploadedPart: Codable, Equatable, Sendable {
+    public var number: Int
+    public var etag: String
+    public var size: Int64
+
+    public init(number: Int, etag: String, size: Int64) {
+        self.number = number
+        self.etag = etag
+        self.size = size
+    }
+}

@@ -1,0 +1,39 @@
+import TransferEngine
+
+/// The options that send a job through a resumable protocol: `--tus` and `--chunk-size`
+/// (uploads), and for an `s3://BUCKET/KEY` URL `--s3-endpoint`, `--region`, `--profile`.
+struct RemoteArguments {
+    var tus = false
+    var endpoint: String?
+    var region: String?
+    var profile: String?
+    var chunk: Int64?
+
+    /// Reads the options; `upload`: the command is an upload (`--tus`, `--chunk-size`).
+    static func parse(_ arguments: inout ArgumentList, upload: Bool) throws -> RemoteArguments {
+        var options = RemoteArguments()
+        if upload {
+            options.tus = arguments.flag("--tus")
+            if let text = try arguments.option("--chunk-size") {
+                do { options.chunk = try ByteCount.parse(text) } catch { throw UsageError("--chunk-size: \(error.message)") }
+            }
+        }
+        options.endpoint = try arguments.option("--s3-endpoint")
+        options.region = try arguments.option("--region")
+        options.profile = try arguments.option("--profile")
+        return options
+    }
+
+    /// The job's protocol settings for `url` (nil: plain HTTP).
+    func options(for url: String) throws -> RemoteOptions? {
+        let s3 = url.lowercased().hasPrefix("s3://")
+        if tus, s3 { throw UsageError("--tus takes the http(s) URL of a tus endpoint, not an s3:// URL") }
+        if !s3, endpoint != nil || region != nil || profile != nil {
+            throw UsageError("--s3-endpoint, --region and --profile go with an s3://BUCKET/KEY URL")
+        }
+        if !s3, !tus, chunk != nil { throw UsageError("--chunk-size goes with --tus or an s3:// URL") }
+        if tus { return RemoteOptions(kind: .tus, chunkSize: chunk) }
+        guard s3 else { return nil }
+        return RemoteOptions(kind: .s3, endpoint: endpoint, region: region, profile: profile, chunkSize: chunk)
+    }
+}
