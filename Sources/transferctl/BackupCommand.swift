@@ -17,7 +17,13 @@ struct BackupCommand: Subcommand {
         time to send only what changed.
 
         options:
-          --to URL_PREFIX         where the files go (required)
+          --to URL_PREFIX         where the files go (required): an http(s) URL (WebDAV or a
+                                  form endpoint), s3://BUCKET/PREFIX (each file to the key
+                                  PREFIX/RELATIVE/PATH, resumable) or tus+https://HOST/PATH (each
+                                  file created at that tus endpoint, its relative path as its
+                                  filename, resumable)
+          --s3-endpoint URL, --region R, --profile P, --chunk-size SIZE
+                                  as for upload
           --method M              PUT (default) or POST
           -F, --form 'NAME=VALUE' an extra form field with POST (repeatable)
           --checksum              compare contents (sha256), not size and time
@@ -60,6 +66,8 @@ struct BackupCommand: Subcommand {
 
     var directory: String
     var prefix: String
+    /// A backup to a tus endpoint or an S3 prefix (nil: WebDAV or a form POST).
+    var remote: RemoteOptions?
     var method: String
     var fields: [FormField]
     var checksum: Bool
@@ -93,16 +101,27 @@ struct BackupCommand: Subcommand {
         template.onComplete = try arguments.option("--on-complete")
         template.onFail = try arguments.option("--on-fail")
         let common = try CommonJobOptions.parse(&arguments)
+        let remoteArguments = try RemoteArguments.parse(&arguments, upload: true)
         guard common.batch == nil else { throw UsageError("backup creates its own batch; --batch does not apply") }
         let positionals = try arguments.positionals()
-        guard let prefix = target else { throw UsageError("backup needs --to URL_PREFIX") }
+        guard var prefix = target else { throw UsageError("backup needs --to URL_PREFIX") }
+        // `tus+https://…`: every file is created at that tus endpoint, named by its relative path.
+        var remoteArgs = remoteArguments
+        if prefix.lowercased().hasPrefix("tus+") {
+            prefix.removeFirst(4)
+            remoteArgs.tus = true
+        }
+        let remote = try remoteArgs.options(for: prefix)
+        if remote != nil, method != "PUT" || !fields.isEmpty {
+            throw UsageError("a tus or S3 backup sends each file whole: --method POST and -F do not apply")
+        }
         guard positionals.count == 1, let given = positionals.first else { throw UsageError("backup takes one directory") }
         var directory = StatePaths.absolute(given)
         while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
         template.name = batchName ?? "backup \(directory)"
         template.backup = BackupTarget(directory: directory, prefix: prefix)
         template.checksum = checksum
-        return BackupCommand(directory: directory, prefix: prefix, method: method, fields: fields, checksum: checksum,
+        return BackupCommand(directory: directory, prefix: prefix, remote: remote, method: method, fields: fields, checksum: checksum,
                              followSymlinks: followSymlinks, filters: filters, dryRun: dryRun, common: common,
                              template: template)
     }
@@ -137,7 +156,12 @@ struct BackupCommand: Subcommand {
         for (index, relativePath) in files.enumerated() {
             let path = directory + "/" + relativePath
             let job: NewJob
-            if method == "PUT" {
+            if let remote {
+                // tus: one endpoint, the relative path in the upload's metadata (the job's key).
+                // S3: the key under the prefix, as written (S3Location encodes it for requests).
+                let url = remote.kind == .tus ? prefix : (prefix.hasSuffix("/") ? prefix : prefix + "/") + relativePath
+                job = upload(url: url, path: path, form: nil, remote: remote)
+            } else if method == "PUT" {
                 job = upload(url: WebDAVLayout.url(of: relativePath, under: prefix), path: path, form: nil)
             } else {
                 let form = fields + [FormField(name: "path", value: relativePath),
@@ -156,10 +180,12 @@ struct BackupCommand: Subcommand {
         return .success
     }
 
-    private func upload(url: String, path: String?, form: [FormField]?) -> NewJob {
-        NewJob(kind: .upload, url: url, path: path, headers: common.headers, priority: common.priority,
-               limit: common.limit, retries: common.retries, method: method, form: form, tls: common.tls,
-               network: common.network, onComplete: common.onComplete, onFail: common.onFail,
-               headerCommand: common.headerCommand)
+    private func upload(url: String, path: String?, form: [FormField]?, remote: RemoteOptions? = nil) -> NewJob {
+        var job = NewJob(kind: .upload, url: url, path: path, headers: common.headers, priority: common.priority,
+                         limit: common.limit, retries: common.retries, method: remote == nil ? method : nil, form: form,
+                         tls: common.tls, network: common.network, onComplete: common.onComplete, onFail: common.onFail,
+                         headerCommand: common.headerCommand)
+        job.remote = remote
+        return job
     }
 }

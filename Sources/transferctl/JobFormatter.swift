@@ -3,6 +3,20 @@ import TransferEngine
 /// Human output for jobs: a table for `list`, a block for `show`, a line for `wait`; printed
 /// with `Context.print`, which escapes what the job's text holds (`TerminalText`).
 enum JobFormatter {
+    /// A resumable job's protocol, its settings, and where an unfinished upload stands.
+    static func remoteText(_ remote: RemoteOptions, _ job: Job) -> String {
+        var parts: [String] = [remote.kind == .tus ? "tus 1.0" : "S3"]
+        if let endpoint = remote.endpoint { parts.append("endpoint \(endpoint)") }
+        if let region = remote.region { parts.append("region \(region)") }
+        if let profile = remote.profile { parts.append("profile \(profile)") }
+        if let chunk = remote.chunkSize { parts.append("\(remote.kind == .tus ? "chunks" : "parts") of \(ByteCount.describe(chunk))") }
+        var text = parts.joined(separator: ", ")
+        if job.kind == .upload, !job.state.isFinal, job.bytesDone > 0 {
+            text += "; continues from byte \(job.bytesDone), as the server reports"
+        }
+        return text
+    }
+
     static func progress(_ job: Job) -> String {
         guard let total = job.bytesTotal, total > 0 else { return ByteCount.describe(job.bytesDone) }
         return "\(percent(job.bytesDone, of: total))% of \(ByteCount.describe(total))"
@@ -60,6 +74,7 @@ enum JobFormatter {
         field("progress", job.bytesTotal.map { total in
             "\(ByteCount.describe(job.bytesDone)) of \(ByteCount.describe(total)) (\(percent(job.bytesDone, of: total))%)"
         } ?? ByteCount.describe(job.bytesDone))
+        if let remote = job.remote { field("protocol", remoteText(remote, job)) }
         field("attempts", "\(job.attempts) (up to \(job.maxRetries) retries)")
         field("http", job.httpStatus.map(String.init))
         field("error", job.error.map { "\($0.code): \($0.message)" })

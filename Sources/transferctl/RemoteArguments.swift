@@ -26,14 +26,11 @@ struct RemoteArguments {
 
     /// The job's protocol settings for `url` (nil: plain HTTP).
     func options(for url: String) throws -> RemoteOptions? {
-        let s3 = url.lowercased().hasPrefix("s3://")
-        if tus, s3 { throw UsageError("--tus takes the http(s) URL of a tus endpoint, not an s3:// URL") }
-        if !s3, endpoint != nil || region != nil || profile != nil {
-            throw UsageError("--s3-endpoint, --region and --profile go with an s3://BUCKET/KEY URL")
+        do {
+            return try RemoteOptions.chosen(for: url, tus: tus, endpoint: endpoint, region: region, profile: profile,
+                                            chunkSize: chunk)
+        } catch {
+            throw UsageError(error.message)
         }
-        if !s3, !tus, chunk != nil { throw UsageError("--chunk-size goes with --tus or an s3:// URL") }
-        if tus { return RemoteOptions(kind: .tus, chunkSize: chunk) }
-        guard s3 else { return nil }
-        return RemoteOptions(kind: .s3, endpoint: endpoint, region: region, profile: profile, chunkSize: chunk)
     }
 }

@@ -5,12 +5,22 @@ struct UploadCommand: Subcommand {
     static let help = """
         usage: transferctl upload URL -F 'NAME=VALUE' -F 'NAME=@FILE[;type=MIME][;filename=NAME]' ... [options]
                transferctl upload URL -T FILE [options]
+               transferctl upload URL -T FILE --tus [options]
+               transferctl upload s3://BUCKET/KEY -T FILE [--s3-endpoint URL] [options]
 
         Queues an upload and prints the new job's id. -F sends a multipart/form-data body
         (curl's syntax; quote a file or filename holding ';' or '"': -F 'f=@"a;b.txt"');
         -T sends FILE as the raw body. Files are read from disk as they are sent, never
         whole; if one changes after queueing, the job fails with source_changed. After a
-        pause or an interruption an upload sends its body again from the first byte.
+        pause or an interruption a plain upload sends its body again from the first byte;
+        a tus or S3 upload continues from what the server reports it holds.
+        --tus uploads to a tus 1.0 endpoint (URL is where uploads are created): the upload's
+        URL is recorded before its first byte, each attempt asks the server for its offset
+        and PATCHes from there; cancel deletes it on the server. An s3://BUCKET/KEY URL
+        uploads to S3 or an S3-compatible store, signed (SigV4) with the daemon's AWS
+        credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN] in its
+        environment, else ~/.aws/credentials); files above 16 MiB go in parts (multipart
+        upload), each part recorded as the server acknowledges it; cancel aborts it.
         Every attempt of a POST carries the job's Idempotency-Key header (unless -H gives
         one), and a POST is retried only when the server cannot have acted on it.
 
@@ -18,6 +28,13 @@ struct UploadCommand: Subcommand {
           -F, --form PART         a form part (repeatable)
           -T, --upload-file FILE  send FILE as the body
           --method M              POST or PUT (default: POST with -F, PUT with -T)
+          --tus                   URL is a tus 1.0 endpoint: a resumable upload
+          --chunk-size SIZE       tus: bytes per PATCH (default 32M); S3: bytes per part
+                                  (default 8M, more when the file needs over 10,000 parts)
+          --s3-endpoint URL       an S3-compatible store (MinIO, Ceph, ...; path-style requests)
+          --region R              the S3 region (default: AWS_REGION, the profile's, us-east-1)
+          --profile P             the profile of the daemon's ~/.aws/credentials (default:
+                                  AWS_PROFILE, else default)
           -H, --header 'N: v'     extra request header (repeatable); -H @FILE reads them from FILE
           --header-command CMD    run CMD (with /bin/sh) before each attempt; each line it prints
                                   ('Name: value') is added to that attempt's request (a secret);
@@ -41,6 +58,9 @@ struct UploadCommand: Subcommand {
         examples:
           transferctl upload https://api.example.com/photos -F title=Holiday -F photo=@beach.jpg
           transferctl upload https://dav.example.com/backup/db.dump -T db.dump
+          transferctl upload https://tus.example.com/files/ -T video.mp4 --tus
+          transferctl upload s3://backups/db/2026-11-30.dump -T db.dump
+          transferctl upload s3://backups/db.dump -T db.dump --s3-endpoint http://127.0.0.1:9000
         """
 
     var job: NewJob

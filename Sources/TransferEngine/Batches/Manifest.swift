@@ -98,12 +98,27 @@ private struct CommonFields: Decodable {
 
     /// `--header-command`.
     var headerCommand: String?
+    /// S3 (`s3://BUCKET/KEY`): `--s3-endpoint`, `--region`, `--profile`.
+    var s3Endpoint: String?
+    var region: String?
+    var profile: String?
 
     static let keys: Set<String> = ["headers", "limitRate", "priority", "retry", "paused", "onComplete", "onFail",
                                     "locationTrusted", "proxy", "noProxy", "connectTimeout", "maxTime", "user",
-                                    "netrcFile", "ipVersion", "resolve", "headerCommand"]
+                                    "netrcFile", "ipVersion", "resolve", "headerCommand", "s3Endpoint", "region",
+                                    "profile"]
 
     var tls: TLSOptions? { locationTrusted == true ? TLSOptions(locationTrusted: true) : nil }
+
+    /// The line's protocol for `url` (an upload's `tus` and `chunkSize` with it).
+    func remote(for url: String, tus: Bool = false, chunkSize: SizeValue? = nil) throws -> RemoteOptions? {
+        do {
+            return try RemoteOptions.chosen(for: url, tus: tus, endpoint: s3Endpoint, region: region, profile: profile,
+                                            chunkSize: chunkSize?.bytes)
+        } catch {
+            throw Manifest.LineError.Reason(error.message)
+        }
+    }
 
     /// The network options of the line (`compressed`: a download's), checked as the command line
     /// checks them; nil when it gives none.
@@ -189,6 +204,7 @@ private struct DownloadLine: Decodable {
                          tls: common.tls, network: try common.network(compressed: compressed ?? false),
                          onComplete: common.onComplete, onFail: common.onFail, headerCommand: common.headerCommand)
         job.maxFilesize = maxFilesize?.bytes
+        job.remote = try common.remote(for: url)
         job.outputDirectory = directory
         job.onExists = onExists
         return job
@@ -201,9 +217,12 @@ private struct UploadLine: Decodable {
     var file: String?
     var method: String?
     var retryUnsafe: Bool?
+    /// A tus upload (`--tus`), and its chunks' (or an S3 upload's parts') size.
+    var tus: Bool?
+    var chunkSize: SizeValue?
     var common: CommonFields
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case url, form, file, method, retryUnsafe }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case url, form, file, method, retryUnsafe, tus, chunkSize }
 
     init(from decoder: any Decoder) throws {
         try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "upload")
@@ -213,6 +232,8 @@ private struct UploadLine: Decodable {
         file = try container.decodeIfPresent(String.self, forKey: .file)
         method = try container.decodeIfPresent(String.self, forKey: .method)
         retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe)
+        tus = try container.decodeIfPresent(Bool.self, forKey: .tus)
+        chunkSize = try container.decodeIfPresent(SizeValue.self, forKey: .chunkSize)
         common = try CommonFields(from: decoder)
     }
 
@@ -230,12 +251,14 @@ private struct UploadLine: Decodable {
                 throw Manifest.LineError.Reason(error.message)
             }
         }
-        return NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
+        var job = NewJob(kind: .upload, url: url, path: file.map(StatePaths.absolute), headers: common.headers ?? [],
                       priority: common.priority ?? .normal, limit: common.limitRate?.bytesPerSecond,
                       retries: try common.retries(), paused: common.paused ?? false, method: method?.uppercased(),
                       form: fields.isEmpty ? nil : fields, tls: common.tls, network: try common.network(),
                       onComplete: common.onComplete, onFail: common.onFail, retryUnsafe: retryUnsafe,
                       headerCommand: common.headerCommand)
+        job.remote = try common.remote(for: url, tus: tus ?? false, chunkSize: chunkSize)
+        return job
     }
 }
 

@@ -10,7 +10,8 @@ extension Scheduler {
         var machine: any SessionMachine
         switch remote.kind {
         case .tus:
-            let filename = String(reader.source.path.split(separator: "/").last ?? "file")
+            // A backup's file is named by its relative path (its key), anything else by its name.
+            let filename = job.key ?? String(reader.source.path.split(separator: "/").last ?? "file")
             machine = TusUpload(creationURL: job.url, size: reader.source.size, filename: filename,
                                 filetype: ContentType.guess(forFilename: filename), chunk: remote.chunkSize, session: session)
         case .s3:

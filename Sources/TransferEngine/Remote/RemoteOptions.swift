@@ -32,3 +32,27 @@ public struct RemoteOptions: Codable, Equatable, Sendable {
     public static let defaultTusChunk: Int64 = 32 * 1024 * 1024
     public static let minimumChunk: Int64 = 64 * 1024
 }
+
+extension RemoteOptions {
+    /// Options that do not go with the URL they were given for: one line to show.
+    public struct Refusal: Error, Equatable, Sendable {
+        public var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The settings a command line or a manifest line gives for `url`: `tus` for an http(s) tus
+    /// endpoint, S3 for an `s3://BUCKET/KEY` URL; nil for plain HTTP. Refuses options that do not
+    /// go with the URL (the message names the command line's options).
+    public static func chosen(for url: String, tus: Bool, endpoint: String?, region: String?, profile: String?,
+                              chunkSize: Int64?) throws(RemoteOptions.Refusal) -> RemoteOptions? {
+        let s3 = url.lowercased().hasPrefix("s3://")
+        if tus, s3 { throw Refusal("--tus takes the http(s) URL of a tus endpoint, not an s3:// URL") }
+        if !s3, endpoint != nil || region != nil || profile != nil {
+            throw Refusal("--s3-endpoint, --region and --profile go with an s3://BUCKET/KEY URL")
+        }
+        if !s3, !tus, chunkSize != nil { throw Refusal("--chunk-size goes with --tus or an s3:// URL") }
+        if tus { return RemoteOptions(kind: .tus, chunkSize: chunkSize) }
+        guard s3 else { return nil }
+        return RemoteOptions(kind: .s3, endpoint: endpoint, region: region, profile: profile, chunkSize: chunkSize)
+    }
+}
