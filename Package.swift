@@ -37,7 +37,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: ["transferd", "transferctl"],
             exclude: ["Harness/upload_receiver.py", "Harness/fault_server.py", "Harness/net_server.py",
-                      "Harness/s3_server.py", "Harness/s3_client.py",
+                      "Harness/s3_server.py", "Harness/s3_client.py", "Harness/tus_server.py",
                       "Harness/requirements.txt", "Golden"]
         ),
     ],
