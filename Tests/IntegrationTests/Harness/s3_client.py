@@ -12,6 +12,7 @@ S3_ENDPOINT (http://127.0.0.1:PORT), S3_BUCKET:
     s3_client.py uploads                [{"key", "uploadId"}] of the bucket's multipart uploads
     s3_client.py parts KEY UPLOAD_ID    [{"number", "size", "etag"}]
     s3_client.py create-bucket NAME
+    s3_client.py delete KEY             DeleteObject
     s3_client.py abort-all              aborts every multipart upload of the bucket; prints how many
 
 Output is one JSON document on stdout; errors are a traceback on stderr and exit 1.
@@ -89,6 +90,9 @@ def main(argv):
             s3.create_bucket(Bucket=args[0])
         else:
             s3.create_bucket(Bucket=args[0], CreateBucketConfiguration={"LocationConstraint": region})
+        return {"ok": True}
+    if command == "delete":
+        s3.delete_object(Bucket=bucket, Key=args[0])
         return {"ok": True}
     if command == "abort-all":
         aborted = 0
