@@ -36,7 +36,9 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["transferd", "transferctl"],
-            exclude: ["Harness/upload_receiver.py", "Harness/fault_server.py", "Harness/net_server.py", "Golden"]
+            exclude: ["Harness/upload_receiver.py", "Harness/fault_server.py", "Harness/net_server.py",
+                      "Harness/s3_server.py", "Harness/s3_client.py", "Harness/tus_server.py",
+                      "Harness/requirements.txt", "Golden"]
         ),
     ],
     swiftLanguageModes: [.v6]

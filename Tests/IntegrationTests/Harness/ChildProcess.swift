@@ -35,7 +35,9 @@ struct CommandResult {
 }
 
 /// Environment for every child process: the caller's, minus anything that would send
-/// localhost traffic through a proxy or point the daemon at a foreign state directory.
+/// localhost traffic through a proxy or point the daemon at a foreign state directory, and
+/// minus every `AWS_*` variable (the developer's own credentials, profile, region or endpoint
+/// never reach a test's daemon or boto3; a test passes the S3 server's own explicitly).
 enum ChildEnvironment {
     static var sanitized: [String: String] {
         var env = ProcessInfo.processInfo.environment
@@ -43,6 +45,7 @@ enum ChildEnvironment {
                     "TRANSFERD_STATE_DIR", "TRANSFERD_SOCKET"] {
             env.removeValue(forKey: key)
         }
+        for key in env.keys where key.hasPrefix("AWS_") { env.removeValue(forKey: key) }
         env["NO_PROXY"] = "127.0.0.1,localhost"
         env["no_proxy"] = "127.0.0.1,localhost"
         return env
@@ -135,7 +138,9 @@ final class CommandRunner {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     }
 
-    func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval) -> CommandResult {
+    /// `environment` is set on top of the sanitized one (ChildEnvironment), for this command only.
+    func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval,
+             environment: [String: String] = [:]) -> CommandResult {
         counter += 1
         let outURL = scratch.appendingPathComponent("\(counter).out")
         let errURL = scratch.appendingPathComponent("\(counter).err")
@@ -146,7 +151,8 @@ final class CommandRunner {
         let command = ([executable.lastPathComponent] + arguments).joined(separator: " ")
         let child: ChildProcess
         do {
-            child = try ChildProcess(executable: executable, arguments: arguments, stdoutURL: outURL, stderrURL: errURL)
+            child = try ChildProcess(executable: executable, arguments: arguments, stdoutURL: outURL, stderrURL: errURL,
+                                     environment: environment)
         } catch {
             return CommandResult(command: command, stdout: "", stderr: "\(error)", exitCode: -1, timedOut: false)
         }

@@ -12,6 +12,13 @@ class IntegrationTestCase: XCTestCase {
     /// Extra environment for that daemon (e.g. `TZ`).
     class var daemonEnvironment: [String: String] { [:] }
 
+    /// Environment for the test's daemon on top of `daemonEnvironment`, asked for in setUp once
+    /// `workDir` exists and before the daemon starts: a subclass starts there the server whose
+    /// credentials only the daemon must get (S3TestCase). `restartDaemon` keeps it.
+    func prepareDaemonEnvironment() throws -> [String: String] { [:] }
+    /// What `prepareDaemonEnvironment` returned (or `restartDaemon(environment:)` set).
+    private(set) var extraDaemonEnvironment: [String: String] = [:]
+
     private(set) var workDir: URL!
     private(set) var binaries: Binaries!
     private(set) var nginx: NginxServer!
@@ -31,11 +38,13 @@ class IntegrationTestCase: XCTestCase {
         nginx = try NginxServer(directory: workDir.appendingPathComponent("nginx"), slowRate: Self.slowRate)
         try nginx.start()
 
+        extraDaemonEnvironment = try prepareDaemonEnvironment()
         let stateDir = workDir.appendingPathComponent("state")
         cli = try CLI(binaries: binaries, stateDir: stateDir, scratch: workDir.appendingPathComponent("cli"))
         daemon = Daemon(binaries: binaries, stateDir: stateDir,
                         logURL: workDir.appendingPathComponent("transferd.log"), cli: cli,
-                        extraArguments: Self.daemonArguments, environment: Self.daemonEnvironment)
+                        extraArguments: Self.daemonArguments,
+                        environment: Self.daemonEnvironment.merging(extraDaemonEnvironment) { $1 })
         try daemon.start()
     }
 
@@ -64,13 +73,16 @@ class IntegrationTestCase: XCTestCase {
     // MARK: helpers shared by the tests
 
     /// Stops the test's daemon and starts it again on the same state directory and log, with
-    /// `arguments` and, when given, under RLIMIT_NOFILE `fileLimit` or through `launcher`.
+    /// `arguments` and, when given, under RLIMIT_NOFILE `fileLimit` or through `launcher`, and
+    /// with `environment` instead of the extra environment it had (e.g. other credentials).
     func restartDaemon(arguments: [String] = daemonArguments, fileLimit: (soft: Int, hard: Int)? = nil,
-                       launcher: [String] = []) throws {
+                       launcher: [String] = [], environment: [String: String]? = nil) throws {
         daemon.stop()
+        if let environment { extraDaemonEnvironment = environment }
         daemon = Daemon(binaries: binaries, stateDir: daemon.stateDir, logURL: daemon.logURL, cli: cli,
-                        extraArguments: arguments, environment: Self.daemonEnvironment, fileLimit: fileLimit,
-                        launcher: launcher)
+                        extraArguments: arguments,
+                        environment: Self.daemonEnvironment.merging(extraDaemonEnvironment) { $1 },
+                        fileLimit: fileLimit, launcher: launcher)
         try daemon.start()
     }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Starts one of the harness's Python servers (a script next to this file, run by
-/// /usr/bin/python3 with `--port N` and the given arguments) on a free port, and waits until
-/// it accepts connections. Retries on a port race; stops early when `hopeless` says the output
-/// shows a retry cannot help (a missing module).
+/// /usr/bin/python3 or the given `python`, e.g. the test venv's, with `--port N` and the given
+/// arguments) on a free port, and waits until it accepts connections. Retries on a port race;
+/// stops early when `hopeless` says the output shows a retry cannot help (a missing module).
 enum PythonServer {
     static let python = "/usr/bin/python3"
 
@@ -13,6 +13,7 @@ enum PythonServer {
 
     /// `accepts` tells when the server listens (default: a connection to 127.0.0.1:port succeeds).
     static func launch(_ script: URL, arguments: [String] = [], output: URL, what: String,
+                       python: String = python, environment: [String: String] = [:], timeout: TimeInterval = 10,
                        hopeless: (String) -> Bool = { _ in false },
                        accepts: (UInt16) -> Bool = { Sockets.acceptsConnections(port: $0) }) throws -> (ChildProcess, UInt16) {
         let fm = FileManager.default
@@ -24,8 +25,8 @@ enum PythonServer {
             let process = try ChildProcess(
                 executable: URL(fileURLWithPath: python),
                 arguments: ["-u", script.path, "--port", String(port)] + arguments,
-                stdoutURL: output, stderrURL: output, append: true)
-            let up = poll(timeout: 10) { !process.isRunning || accepts(port) }
+                stdoutURL: output, stderrURL: output, append: true, environment: environment)
+            let up = poll(timeout: timeout) { !process.isRunning || accepts(port) }
             if up && process.isRunning { return (process, port) }
             process.stop()
             lastOutput = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
