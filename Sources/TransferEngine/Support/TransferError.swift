@@ -51,6 +51,10 @@ public enum TransferError: Error, Equatable, Sendable {
     /// `--header-command` failed (its exit, a timeout, output that is not `Name: value` lines):
     /// the request has no credentials to go with. Not retried (code `auth`).
     case auth(String)
+    /// An S3 request was answered with an error (`S3Failure`): code `auth` for refused
+    /// credentials, else `http_status`; retried or not as its `kind` says, and NoSuchUpload
+    /// (`kind == .uploadGone`) tells the engine to start a new multipart upload.
+    case s3(S3Failure)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -71,6 +75,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .request: "request"
         case .fdShortage: "fd_shortage"
         case .auth: "auth"
+        case .s3(let failure): failure.errorCode
         }
     }
 
@@ -105,6 +110,7 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot create the collection \(Redaction.url(url)): MKCOL was answered HTTP \(status)"
         case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         case .auth(let why): "--header-command \(why)"
+        case .s3(let failure): failure.message
         }
     }
 
@@ -112,6 +118,7 @@ public enum TransferError: Error, Equatable, Sendable {
     public var status: Int? {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
+        case .s3(let failure): failure.status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
              .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
              .auth: nil
