@@ -69,6 +69,12 @@ public final class CurlEasy {
         public var timeoutMilliseconds: Int?
         /// Only connect (and do TLS), then stop: a probe of whether the host answers.
         public var connectOnly = false
+        /// Sign with AWS SigV4 (S3): replaces `network`'s user, password and netrc file, and
+        /// like them is not applied when `sendsCredentials` is false. The URL must already be
+        /// in SigV4's canonical form (`S3Location.objectURL`): libcurl 7.88 signs its path and
+        /// query as written. An S3 request should not follow redirects (`followRedirects`):
+        /// S3 redirects to another region, which needs another signature.
+        public var awsSigning: AWSSigning?
 
         public init(url: String) { self.url = url }
     }
@@ -128,10 +134,22 @@ public final class CurlEasy {
             try check(tds_easy_setopt_string(handle, CURLOPT_RANGE, "\(request.rangeStart)-"))
         }
         var headers = request.headers
+        let signs = request.awsSigning != nil && request.sendsCredentials
+        if let signing = request.awsSigning, signs {
+            try configure(signing)
+            headers += signing.headers(hasBody: request.body != nil, existing: headers)
+        }
         if let body = request.body {
             try configure(body)
             // No `Expect: 100-continue` round trip (libcurl would wait up to a second for it).
-            headers.append("Expect:")
+            // A signed request cannot say so with an `Expect:` header: libcurl 7.88 signs every
+            // header in the list, even one it removes instead of sending, and the server finds
+            // `expect` signed but absent. It sends the body without waiting instead.
+            if signs {
+                try check(tds_easy_setopt_long(handle, CURLOPT_EXPECT_100_TIMEOUT_MS, 0))
+            } else {
+                headers.append("Expect:")
+            }
         }
         for header in headers {
             headerList = curl_slist_append(headerList, header)
@@ -270,18 +288,20 @@ public final class CurlEasy {
         }
         // "": every encoding this libcurl decodes (gzip, deflate, br, zstd as built).
         if request.acceptEncoding { try check(tds_easy_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")) }
-        if let user = network.user, request.sendsCredentials {
+        // AWS signing replaces the job's other credentials (CURLAUTH_ANY would undo it).
+        let usesCredentials = request.sendsCredentials && request.awsSigning == nil
+        if let user = network.user, usesCredentials {
             try check(tds_easy_setopt_string(handle, CURLOPT_USERNAME, user))
             try check(tds_easy_setopt_string(handle, CURLOPT_PASSWORD, network.password ?? ""))
         }
-        if let netrcFile = network.netrcFile {
+        if let netrcFile = network.netrcFile, request.awsSigning == nil {
             try check(tds_easy_setopt_long(handle, CURLOPT_NETRC, Int(CURL_NETRC_REQUIRED.rawValue)))
             try check(RawPath.withCString(netrcFile) { tds_easy_setopt_string(handle, CURLOPT_NETRC_FILE, $0) })
         }
         // As curl's --anyauth: no credentials until the server asks, then the safest method it
         // offers (Digest before Basic); libcurl sends them to another host only with
         // --location-trusted (CURLOPT_UNRESTRICTED_AUTH).
-        if network.hasCredentials { try check(tds_easy_set_any_auth(handle)) }
+        if network.hasCredentials, request.awsSigning == nil { try check(tds_easy_set_any_auth(handle)) }
         if let version = network.ipVersion {
             let resolve = version == .v4 ? CURL_IPRESOLVE_V4 : CURL_IPRESOLVE_V6
             try check(tds_easy_setopt_long(handle, CURLOPT_IPRESOLVE, Int(resolve)))
@@ -297,6 +317,18 @@ public final class CurlEasy {
             try check(tds_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1))
             try check(tds_easy_setopt_long(handle, CURLOPT_FORBID_REUSE, 1))
         }
+    }
+
+    /// SigV4 (CURLOPT_AWS_SIGV4 sets CURLAUTH_AWS_SIGV4): libcurl signs the Host header it
+    /// sends (the URL's host and port, also through a proxy or `--resolve`), the path and query
+    /// as the URL writes them, `content-type` and every `x-amz-*` header, and takes the payload
+    /// hash from `x-amz-content-sha256`. The path is sent as it is (CURLOPT_PATH_AS_IS): libcurl
+    /// would otherwise drop `.` and `..` segments, which in an S3 key name another object.
+    private func configure(_ signing: AWSSigning) throws(CurlCode) {
+        try check(tds_easy_setopt_string(handle, CURLOPT_AWS_SIGV4, signing.provider))
+        try check(tds_easy_setopt_string(handle, CURLOPT_USERNAME, signing.credentials.accessKeyId))
+        try check(tds_easy_setopt_string(handle, CURLOPT_PASSWORD, signing.credentials.secretAccessKey))
+        try check(tds_easy_setopt_long(handle, CURLOPT_PATH_AS_IS, 1))
     }
 
     private func configure(_ body: Body) throws(CurlCode) {

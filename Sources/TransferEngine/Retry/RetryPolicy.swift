@@ -17,6 +17,7 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .network, .unreachable, .stalled, .fdShortage, .protocolViolation: true
         case .httpStatus(let status), .collection(_, let status): Self.retryableStatuses.contains(status)
+        case .s3(let failure): failure.isRetried
         case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .request,
              .local, .busy, .notRegularFile, .tooLarge, .timedOut, .auth: false
         }
@@ -36,6 +37,7 @@ public struct RetryPolicy: Sendable {
         let mayHaveActed = switch error {
         case .unreachable: false
         case .httpStatus(let status): !Self.notActedStatuses.contains(status)
+        case .s3(let failure): !Self.notActedStatuses.contains(failure.status)
         default: requestSent
         }
         return mayHaveActed ? .unsafeMethod : nil

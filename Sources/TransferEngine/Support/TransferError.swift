@@ -54,6 +54,10 @@ public enum TransferError: Error, Equatable, Sendable {
     /// A resumable upload's server answered outside its protocol (a tus answer without a valid
     /// `Upload-Offset`, offsets that keep disagreeing): retried, as a fault of the moment.
     case protocolViolation(String)
+    /// An S3 request was answered with an error (`S3Failure`): code `auth` for refused
+    /// credentials, else `http_status`; retried or not as its `kind` says, and NoSuchUpload
+    /// (`kind == .uploadGone`) tells the engine to start a new multipart upload.
+    case s3(S3Failure)
 
     /// The stable snake_case word for this error (SPEC.md `error.code`).
     public var code: String {
@@ -75,6 +79,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .fdShortage: "fd_shortage"
         case .auth: "auth"
         case .protocolViolation: "protocol"
+        case .s3(let failure): failure.errorCode
         }
     }
 
@@ -110,6 +115,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         case .auth(let why): "--header-command \(why)"
         case .protocolViolation(let what): what
+        case .s3(let failure): failure.message
         }
     }
 
@@ -117,6 +123,7 @@ public enum TransferError: Error, Equatable, Sendable {
     public var status: Int? {
         switch self {
         case .httpStatus(let status), .collection(_, let status): status
+        case .s3(let failure): failure.status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
              .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
              .auth, .protocolViolation: nil
