@@ -61,6 +61,11 @@ struct DownloadCommand: Subcommand {
                                   TRANSFERD_STATE, TRANSFERD_PATH, TRANSFERD_URL, ... are set
           --on-fail CMD           run CMD when the job fails (TRANSFERD_ERROR says why)
 
+          --s3-endpoint URL, --region R, --profile P
+                                  for an s3://BUCKET/KEY URL: the object is read from S3 (or the
+                                  S3-compatible store at URL), signed with the daemon's AWS
+                                  credentials, and resumes with Range and its ETag as any download
+
         examples:
           transferctl download https://example.com/big.iso -o ~/big.iso
           transferctl download https://example.com/a.tar --sha256 9f86d0... -o /data/a.tar
@@ -89,6 +94,7 @@ struct DownloadCommand: Subcommand {
             do { maxFilesize = try ByteCount.parse(text) } catch { throw UsageError("--max-filesize: \(error.message)") }
         }
         let common = try CommonJobOptions.parse(&arguments, compressed: compressed)
+        let remoteArguments = try RemoteArguments.parse(&arguments, upload: false)
         let positionals = try arguments.positionals()
         guard positionals.count <= 1 else { throw UsageError("download takes one URL, got \(positionals.count)") }
 
@@ -125,6 +131,7 @@ struct DownloadCommand: Subcommand {
                          resumeData: resumeData, tls: common.tls, network: common.network, onComplete: common.onComplete,
                          onFail: common.onFail, headerCommand: common.headerCommand)
         job.umask = ProcessIdentity.umask
+        job.remote = try remoteArguments.options(for: url)
         job.maxFilesize = maxFilesize
         job.outputDirectory = directory
         job.onExists = onExists

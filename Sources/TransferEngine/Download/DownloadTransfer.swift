@@ -90,7 +90,8 @@ final class DownloadTransfer: Transfer {
     /// redirects; when not, a redirect ends it with `AttemptOutcome.redirect`.
     init(jobID: JobID, attempt: Int, url: String, headers: [String], tls: TLSOptions, network: NetworkOptions = NetworkOptions(),
          deadline: AttemptDeadline? = nil, redirects: RedirectGuard, redirectsLeft: Int = RedirectGuard.maxRedirects,
-         pacer: Pacer, stallSeconds: Int, maxFilesize: Int64?, file: PartialFile, resume: ResumeState) throws(TransferError) {
+         pacer: Pacer, stallSeconds: Int, maxFilesize: Int64?, signing: AWSSigning? = nil, file: PartialFile,
+         resume: ResumeState) throws(TransferError) {
         self.url = url
         self.headers = headers
         self.redirectsLeft = redirectsLeft
@@ -114,6 +115,8 @@ final class DownloadTransfer: Transfer {
         request.sendsCredentials = redirects.sendsSecrets(to: url)
         credentials = (request.sendsCredentials && network.user != nil) || network.netrcFile != nil
         request.timeoutMilliseconds = deadline?.remainingMilliseconds()
+        // An S3 object: signed with the daemon's AWS credentials (SigV4).
+        request.awsSigning = signing
         libcurlFollows = redirects.libcurlMayFollow(headers)
         request.followRedirects = libcurlFollows
         request.maxRedirects = redirectsLeft

@@ -38,7 +38,7 @@ struct JobRecord: Equatable {
 
     init(job: Job, now: Timestamp) {
         self.job = job
-        host = HostKey.parse(job.url)?.key ?? job.url
+        host = HostKey.parse(job.serverURL)?.key ?? job.serverURL
         route = host + job.network.routeKey
         attemptLimit = Self.attemptLimit(after: job)
         lastProgress = now
@@ -51,7 +51,7 @@ struct JobRecord: Equatable {
     mutating func modified(to changed: Job, now: Timestamp) {
         let retries = changed.maxRetries != job.maxRetries
         job = changed
-        host = HostKey.parse(changed.url)?.key ?? changed.url
+        host = HostKey.parse(changed.serverURL)?.key ?? changed.serverURL
         route = host + changed.network.routeKey
         if retries { renewRetryBudget(now: now) }
     }

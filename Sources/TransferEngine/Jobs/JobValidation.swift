@@ -59,7 +59,20 @@ enum JobValidation {
             guard job.method == nil else { throw JobRefusal.invalid("a tus upload chooses its own methods: drop --method") }
             try validateURL(job.url)
         case .s3:
-            throw JobRefusal.invalid("S3 is not supported yet")
+            if job.kind == .upload {
+                guard job.form == nil, job.path != nil else { throw JobRefusal.invalid("an S3 upload sends one file: -T FILE") }
+                guard job.method == nil else { throw JobRefusal.invalid("an S3 upload chooses its own methods: drop --method") }
+            }
+            do {
+                _ = try S3Location(parsing: job.url)
+                _ = try S3Endpoint(url: remote.endpoint, region: remote.region ?? AWSCredentialSource.defaultRegion)
+            } catch {
+                throw JobRefusal.invalid(error.message)
+            }
+            if let chunk = remote.chunkSize {
+                do { _ = try S3PartPlan(fileSize: 0, requestedPartSize: chunk) } catch { throw JobRefusal.invalid(error.message) }
+            }
+            if let endpoint = remote.endpoint { try validateURL(endpoint) }
         }
     }
 

@@ -4,7 +4,7 @@
 extension Scheduler {
     /// Starts a resumable upload's attempt from what the server knows it by (`session`).
     func launchSession(_ job: Job, attempt: Int, reader: SourceReader, session: UploadSession?, parts: [UploadedPart],
-                       headers: [String]) {
+                       headers: [String], s3: S3Access?) {
         let id = job.id
         guard let remote = job.remote else { return }
         var machine: any SessionMachine
@@ -15,7 +15,15 @@ extension Scheduler {
             machine = TusUpload(creationURL: job.url, size: reader.source.size, filename: filename,
                                 filetype: ContentType.guess(forFilename: filename), chunk: remote.chunkSize, session: session)
         case .s3:
-            return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(.request("S3 uploads are not built yet")))))
+            guard let s3 else { return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(.credentials("no S3 access"))))) }
+            let filename = String(reader.source.path.split(separator: "/").last ?? "file")
+            do {
+                machine = try S3ObjectUpload(location: s3.location, endpoint: s3.endpoint, size: reader.source.size,
+                                             contentType: ContentType.guess(forFilename: filename), partSize: remote.chunkSize,
+                                             session: session, parts: parts)
+            } catch {
+                return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(.request(error.message)))))
+            }
         }
         let first = machine.start()
         guard case .send(let request) = first else {
@@ -26,7 +34,7 @@ extension Scheduler {
             let pacer = Pacer(loop: loop, global: upBucket, rate: job.limit, clock: clock)
             return try SessionTransfer(jobID: id, attempt: attempt, machine: machine, first: request, reader: reader,
                                        headers: job.requestHeaders + headers, tls: tlsOptions(job), network: job.network,
-                                       signing: nil, pacer: pacer, stallSeconds: configuration.stallSeconds)
+                                       signing: s3?.signing, pacer: pacer, stallSeconds: configuration.stallSeconds)
         }
     }
 
@@ -79,7 +87,8 @@ extension Scheduler {
     private static func write(_ change: SessionChange, of id: JobID, in store: JobStore) throws {
         switch change {
         case .session(let session): try store.saveUploadSession(id, session)
-        case .part(let part): try store.recordPart(id, part, bytesDone: 0)
+        case .part(let part, let bytes): try store.recordPart(id, part, bytesDone: bytes)
+        case .parts(let parts, let bytes): try store.replaceParts(id, parts, bytesDone: bytes)
         case .offset(let bytes): try store.recordRemoteBytes(id, bytes)
         }
     }
@@ -101,28 +110,43 @@ extension Scheduler {
     func discardSession(of id: JobID) {
         stored({ store in try store.job(id).flatMap { job in try store.uploadSession(id).map { (job, $0.session) } } }) { scheduler, result in
             guard case .success(let (job, session)?) = result else { return }
-            scheduler.discard(job, session)
+            scheduler.discard([(job, session)])
         }
     }
 
     /// Cancelled uploads whose server copy was not discarded before the daemon stopped.
     func discardLeftSessions() {
         stored({ store in try store.sessionsToDiscard() }) { scheduler, result in
-            guard case .success(let left) = result else { return }
-            for (job, session) in left { scheduler.discard(job, session) }
+            guard case .success(let left) = result, !left.isEmpty else { return }
+            scheduler.discard(left)
         }
     }
 
-    private func discard(_ job: Job, _ session: UploadSession) {
-        guard let remote = job.remote else { return }
-        let request: SessionRequest? = switch remote.kind {
-        case .tus: TusUpload.discard(session, url: job.url)
-        case .s3: nil
+    /// Sends each discard; an S3 job's credentials are read off the loop first.
+    private func discard(_ sessions: [(job: Job, session: UploadSession)]) {
+        let inbox = inbox!
+        fileThreads.async {
+            let requests = sessions.map { job, session -> (Job, SessionRequest?, AWSSigning?) in
+                switch job.remote?.kind {
+                case .tus?: return (job, TusUpload.discard(session), nil)
+                case .s3?:
+                    guard let access = try? S3Access(job) else { return (job, nil, nil) }
+                    return (job, S3ObjectUpload.abort(session, location: access.location, endpoint: access.endpoint), access.signing)
+                case nil: return (job, nil, nil)
+                }
+            }
+            inbox.post { scheduler in
+                for (job, request, signing) in requests {
+                    guard let request else {
+                        scheduler.logger.warn("job \(job.id): cannot ask the server to discard the upload (no credentials?); asked again at the next start")
+                        continue
+                    }
+                    scheduler.logger.info("job \(job.id): asking the server to discard the unfinished upload")
+                    scheduler.sessionDiscarder.discard(job.id, request, headers: job.requestHeaders, tls: scheduler.tlsOptions(job),
+                                                       network: job.network, signing: signing)
+                }
+            }
         }
-        guard let request else { return }
-        logger.info("job \(job.id): asking the server to discard the unfinished upload")
-        sessionDiscarder.discard(job.id, request, headers: job.requestHeaders, tls: tlsOptions(job), network: job.network,
-                                 signing: nil)
     }
 
     /// The server discarded the job's upload: nothing is left to ask for.

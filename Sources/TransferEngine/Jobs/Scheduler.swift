@@ -252,14 +252,24 @@ public final class Scheduler {
         // Files of one directory are opened one at a time (the directory's lock serializes them).
         let directory = job.path.map(PartialFile.directory(of:)) ?? job.outputDirectory ?? ""
         let open: @Sendable ([String]) -> Void = { headers in
-            let done: @Sendable (Result<AttemptPreparation, any Error>) -> Void = { result in
-                inbox.post { scheduler in
-                    scheduler.feed(.recorded(token: record.token, error: nil))
-                    scheduler.prepared(id, attempt: attempt, result, headers: headers)
-                }
-            }
             store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }) { planned in
                 threads.async(key: directory) {
+                    // An S3 job's object, endpoint and credentials, read afresh for each attempt.
+                    let access: S3Access?
+                    do {
+                        access = job.remote?.kind == .s3 ? try S3Access(job) : nil
+                    } catch {
+                        return inbox.post { scheduler in
+                            scheduler.feed(.recorded(token: record.token, error: nil))
+                            scheduler.prepared(id, attempt: attempt, .failure(error), headers: headers, s3: nil)
+                        }
+                    }
+                    let done: @Sendable (Result<AttemptPreparation, any Error>) -> Void = { result in
+                        inbox.post { scheduler in
+                            scheduler.feed(.recorded(token: record.token, error: nil))
+                            scheduler.prepared(id, attempt: attempt, result, headers: headers, s3: access)
+                        }
+                    }
                     let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
                     guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
                     store.async({ store in
@@ -278,14 +288,16 @@ public final class Scheduler {
             case .failure(let error):
                 inbox.post { scheduler in
                     scheduler.feed(.recorded(token: record.token, error: nil))
-                    scheduler.prepared(id, attempt: attempt, .failure(error), headers: [])
+                    scheduler.prepared(id, attempt: attempt, .failure(error), headers: [], s3: nil)
                 }
             }
         }
     }
 
-    /// `headers`: what `--header-command` added for this attempt (a secret: only sent).
-    private func prepared(_ id: JobID, attempt: Int, _ result: Result<AttemptPreparation, any Error>, headers: [String]) {
+    /// `headers`: what `--header-command` added for this attempt (a secret: only sent); `s3`: an
+    /// S3 job's object, endpoint and credentials.
+    private func prepared(_ id: JobID, attempt: Int, _ result: Result<AttemptPreparation, any Error>, headers: [String],
+                          s3: S3Access?) {
         let stops = preparing.removeValue(forKey: id) ?? []
         defer { for stop in stops { stop() } }
         guard core.isCurrentAttempt(id, attempt), let job = core.jobs[id]?.job else {
@@ -294,7 +306,9 @@ public final class Scheduler {
         switch result {
         case .success(.ready(let file, let resume, let startedOver)):
             if let startedOver { logger.warn("job \(id): \(startedOver.message); starting over from byte 0") }
-            launchDownload(job, attempt: attempt, url: job.url, headers: job.requestHeaders + headers, file: file, resume: resume)
+            let url = s3.map { $0.location.objectURL($0.endpoint) } ?? job.url
+            launchDownload(job, attempt: attempt, url: url, headers: job.requestHeaders + headers, signing: s3?.signing,
+                           origin: s3 == nil ? nil : url, file: file, resume: resume)
         case .success(.upload(let body, let collections)):
             makeCollections(collections, for: job, attempt: attempt) { [unowned self] in
                 launch(id, attempt: attempt) { () throws(TransferError) -> any Transfer in
@@ -306,7 +320,7 @@ public final class Scheduler {
                 }
             }
         case .success(.session(let reader, let session, let parts)):
-            launchSession(job, attempt: attempt, reader: reader, session: session, parts: parts, headers: headers)
+            launchSession(job, attempt: attempt, reader: reader, session: session, parts: parts, headers: headers, s3: s3)
         case .success(.finalize(let file, let resume)):
             let engineJob = engine[id] ?? EngineJob()
             engineJob.file = file
@@ -334,9 +348,11 @@ public final class Scheduler {
     /// Starts a download attempt's request to `url`: the job's own, or a step of a redirect that
     /// transferd follows itself (`RedirectGuard`; `redirectsLeft` then counts down, and the
     /// attempt's `deadline` goes on).
-    func launchDownload(_ job: Job, attempt: Int, url: String, headers: [String],
-                        redirectsLeft: Int = RedirectGuard.maxRedirects, deadline: AttemptDeadline? = nil,
-                        file: PartialFile, resume: ResumeState) {
+    /// `origin`: where the job's secrets (credentials, an S3 signature) may go, when not the
+    /// job's URL (an S3 object's URL at its endpoint).
+    func launchDownload(_ job: Job, attempt: Int, url: String, headers: [String], signing: AWSSigning? = nil,
+                        origin: String? = nil, redirectsLeft: Int = RedirectGuard.maxRedirects,
+                        deadline: AttemptDeadline? = nil, file: PartialFile, resume: ResumeState) {
         let id = job.id
         let first = redirectsLeft == RedirectGuard.maxRedirects
         let deadline = first ? AttemptDeadline(maxTime: job.network.maxTime) : deadline
@@ -345,11 +361,11 @@ public final class Scheduler {
             let tls = tlsOptions(job)
             let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: url, headers: headers, tls: tls,
                                                 network: job.network, deadline: deadline,
-                                                redirects: RedirectGuard(jobURL: job.url, tls: tls),
+                                                redirects: RedirectGuard(jobURL: origin ?? job.url, tls: tls),
                                                 redirectsLeft: redirectsLeft, pacer: pacer,
                                                 stallSeconds: configuration.stallSeconds,
                                                 maxFilesize: job.maxFilesize ?? configuration.maxFilesize,
-                                                file: file, resume: resume)
+                                                signing: signing, file: file, resume: resume)
             transfer.onCheckpointDue = { [unowned self] in checkpoint($0) }
             transfer.onWritebackDue = { [files] file, range in files.async { file.startWriteback(range) } }
             transfer.onNeedsTruncation = { [unowned self] in truncate($0) }

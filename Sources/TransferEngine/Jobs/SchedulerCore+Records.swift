@@ -60,7 +60,7 @@ extension SchedulerCore {
     /// host and route: through a proxy, or with -4, a host may answer one job and not another).
     mutating func waitForHost(_ record: JobRecord) {
         if hostWaits[record.route] == nil {
-            appendAction(.probe(jobURL: record.job.url, route: record.job.network.route))
+            appendAction(.probe(jobURL: record.job.serverURL, route: record.job.network.route))
         }
         hostWaits[record.route, default: []].insert(record.id)
     }

@@ -25,7 +25,7 @@ final class SessionDiscarder {
         curl.network = network
         curl.followRedirects = false
         curl.timeoutMilliseconds = 60_000
-        _ = signing  // S3: curl.awsSigning = request.signed ? signing : nil
+        curl.awsSigning = request.signed ? signing : nil
         do {
             let easy = try CurlEasy(curl)
             try multi.add(easy)

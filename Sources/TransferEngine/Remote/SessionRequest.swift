@@ -47,8 +47,10 @@ enum SessionAction: Equatable, Sendable {
 enum SessionChange: Equatable, Sendable {
     /// A new upload exists on the server (or none: the recorded one is gone).
     case session(UploadSession?)
-    /// The server acknowledged a part (S3).
-    case part(UploadedPart)
+    /// The server acknowledged a part (S3), and now holds this many bytes of the file.
+    case part(UploadedPart, serverBytes: Int64)
+    /// The server's list of the upload's parts replaces the recorded one (S3, on resume).
+    case parts([UploadedPart], serverBytes: Int64)
     /// The server holds this many bytes (tus, after each PATCH).
     case offset(Int64)
 }
@@ -64,6 +66,4 @@ protocol SessionMachine: Sendable {
     mutating func recorded() -> SessionAction
     /// Bytes of the file the server holds, as it last reported them.
     var serverBytes: Int64 { get }
-    /// The request that discards the upload on the server (a cancel), if there is one to discard.
-    static func discard(_ session: UploadSession, url: String) -> SessionRequest?
 }

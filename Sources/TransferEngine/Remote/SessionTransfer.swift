@@ -150,7 +150,7 @@ final class SessionTransfer: Transfer {
         curl.headers = request.headers + headers
         curl.tls = tls
         curl.network = network
-        _ = signing  // S3: curl.awsSigning = request.signed ? signing : nil
+        curl.awsSigning = request.signed ? signing : nil
         curl.timeoutMilliseconds = deadline?.remainingMilliseconds()
         curl.followRedirects = false
         curl.lowSpeedSeconds = stallSeconds

@@ -89,7 +89,8 @@ struct TusUpload: SessionMachine {
         }
     }
 
-    static func discard(_ session: UploadSession, url: String) -> SessionRequest? {
+    /// The termination of a recorded upload (a cancel).
+    static func discard(_ session: UploadSession) -> SessionRequest? {
         session.url.map { SessionRequest(method: "DELETE", url: $0, headers: [version]) }
     }
 

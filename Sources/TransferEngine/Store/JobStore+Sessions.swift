@@ -35,6 +35,18 @@ extension JobStore {
         }
     }
 
+    /// The server's list of an upload's parts, in place of the recorded one.
+    public func replaceParts(_ id: JobID, _ parts: [UploadedPart], bytesDone: Int64) throws {
+        try transaction {
+            try connection.run("DELETE FROM upload_parts WHERE job_id = ?", id.rawValue)
+            for part in parts {
+                try connection.run("INSERT INTO upload_parts (job_id, number, etag, size) VALUES (?, ?, ?, ?)",
+                                   id.rawValue, part.number, part.etag, part.size)
+            }
+            try connection.run("UPDATE jobs SET bytes_done = ? WHERE id = ?", bytesDone, id.rawValue)
+        }
+    }
+
     /// The bytes the server reported holding (a tus offset), recorded as the job's progress.
     public func recordRemoteBytes(_ id: JobID, _ bytes: Int64) throws {
         try connection.run("UPDATE jobs SET bytes_done = ? WHERE id = ?", bytes, id.rawValue)

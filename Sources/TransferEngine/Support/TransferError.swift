@@ -54,6 +54,9 @@ public enum TransferError: Error, Equatable, Sendable {
     /// A resumable upload's server answered outside its protocol (a tus answer without a valid
     /// `Upload-Offset`, offsets that keep disagreeing): retried, as a fault of the moment.
     case protocolViolation(String)
+    /// An S3 job found no credentials (or no usable region) where the daemon looks for them:
+    /// not retried (code `auth`).
+    case credentials(String)
     /// An S3 request was answered with an error (`S3Failure`): code `auth` for refused
     /// credentials, else `http_status`; retried or not as its `kind` says, and NoSuchUpload
     /// (`kind == .uploadGone`) tells the engine to start a new multipart upload.
@@ -79,6 +82,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .fdShortage: "fd_shortage"
         case .auth: "auth"
         case .protocolViolation: "protocol"
+        case .credentials: "auth"
         case .s3(let failure): failure.errorCode
         }
     }
@@ -115,6 +119,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         case .auth(let why): "--header-command \(why)"
         case .protocolViolation(let what): what
+        case .credentials(let why): why
         case .s3(let failure): failure.message
         }
     }
@@ -126,7 +131,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .s3(let failure): failure.status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
              .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
-             .auth, .protocolViolation: nil
+             .auth, .protocolViolation, .credentials: nil
         }
     }
 
