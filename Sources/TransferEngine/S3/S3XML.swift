@@ -23,7 +23,8 @@ public enum S3XML {
     public static func partsPage(_ body: [UInt8]) throws(S3XMLError) -> S3PartsPage {
         var page = S3PartsPage(parts: [], isTruncated: false, nextPartNumberMarker: nil)
         var part: (number: Int?, etag: String?, size: Int64?)?
-        try S3XMLReader(body).walk(root: "ListPartsResult") { event, depth throws(S3XMLError) in
+        // moto (like older S3-compatible servers) names the answer `ListPartsResponse`.
+        try S3XMLReader(body).walk(root: "ListPartsResult", or: "ListPartsResponse") { event, depth throws(S3XMLError) in
             switch (event, depth) {
             case (.open("Part"), 2): part = (nil, nil, nil)
             case (.close("PartNumber", let text), 3) where part != nil:

@@ -24,9 +24,9 @@ struct S3XMLReader {
     }
 
     /// Calls `visit` with each event and the depth of its element (the root is 1). The root
-    /// must be `root`; nil accepts any. Returns the root's local name.
+    /// must be `root` (or `alternative`); nil accepts any. Returns the root's local name.
     @discardableResult
-    func walk(root: String?, _ visit: (Event, Int) throws(S3XMLError) -> Void) throws(S3XMLError) -> String {
+    func walk(root: String?, or alternative: String? = nil, _ visit: (Event, Int) throws(S3XMLError) -> Void) throws(S3XMLError) -> String {
         var open: [(name: String, text: [UInt8], hasChildren: Bool)] = []
         var rootName: String?
         var index = 0
@@ -66,7 +66,7 @@ struct S3XMLReader {
                 let (tagEnd, selfClosing) = try endOfStartTag(from: nameEnd, tagStart: index)
                 if open.isEmpty {
                     guard rootName == nil else { throw .malformed(.secondRoot, offset: index) }
-                    if let root, name != root { throw .unexpectedRoot(expected: root, found: name) }
+                    if let root, name != root, name != alternative { throw .unexpectedRoot(expected: root, found: name) }
                     rootName = name
                 } else {
                     open[open.count - 1].hasChildren = true

@@ -1,0 +1,125 @@
+import Testing
+@testable import TransferEngine
+
+/// The S3 upload state machine alone: what it asks for, given the answers S3 gives.
+@Suite struct S3ObjectUploadTests {
+    let mib: Int64 = 1 << 20
+    let location = try! S3Location(parsing: "s3://bucket/dir/a b.bin")
+    let endpoint = try! S3Endpoint(url: "http://127.0.0.1:9000", region: "us-east-1")
+
+    private func machine(size: Int64, session: UploadSession? = nil, parts: [UploadedPart] = []) throws -> S3ObjectUpload {
+        try S3ObjectUpload(location: location, endpoint: endpoint, size: size, contentType: "application/octet-stream",
+                           partSize: nil, session: session, parts: parts)
+    }
+
+    private func request(_ action: SessionAction) -> SessionRequest? {
+        if case .send(let request) = action { return request }
+        return nil
+    }
+
+    private func xml(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    private static let noSuchUpload = "<Error><Code>NoSuchUpload</Code><Message>gone</Message></Error>"
+
+    @Test func aSmallFileIsOneSignedPut() throws {
+        var s3 = try machine(size: 3 * mib)
+        let put = try #require(request(s3.start()))
+        #expect(put.method == "PUT" && put.signed && put.body == .file(0..<(3 * mib)))
+        #expect(put.url == "http://127.0.0.1:9000/bucket/dir/a%20b.bin")
+        #expect(s3.answered(SessionResponse(status: 200)) == .complete)
+        #expect(s3.serverBytes == 3 * mib)
+    }
+
+    @Test func aLargeFileIsCreatedRecordedSentInPartsAndCompleted() throws {
+        var s3 = try machine(size: 20 * mib)
+        let create = try #require(request(s3.start()))
+        #expect(create.method == "POST" && create.url.hasSuffix("a%20b.bin?uploads="))
+        let created = s3.answered(SessionResponse(status: 200, body: xml(
+            "<InitiateMultipartUploadResult><Bucket>bucket</Bucket><Key>k</Key><UploadId>U1</UploadId></InitiateMultipartUploadResult>")))
+        #expect(created == .record(.session(UploadSession(uploadID: "U1", partSize: 8 * mib))))
+        var sent: [Range<Int64>] = []
+        var action = s3.recorded()
+        while case .send(let part) = action, part.method == "PUT" {
+            guard case .file(let range) = part.body else { break }
+            sent.append(range)
+            #expect(part.url.contains("partNumber=\(sent.count)&uploadId=U1"))
+            let ack = s3.answered(SessionResponse(status: 200, fields: ["etag": "\"e\(sent.count)\""]))
+            #expect(ack == .record(.part(UploadedPart(number: sent.count, etag: "\"e\(sent.count)\"", size: range.count64),
+                                         serverBytes: range.upperBound)))
+            action = s3.recorded()
+        }
+        #expect(sent == [0..<(8 * mib), (8 * mib)..<(16 * mib), (16 * mib)..<(20 * mib)])
+        let complete = try #require(request(action))
+        #expect(complete.method == "POST" && complete.url.hasSuffix("?uploadId=U1"))
+        guard case .bytes(let body) = complete.body else { Issue.record("no completion body"); return }
+        let text = String(decoding: body, as: UTF8.self)
+        #expect(text.contains("<PartNumber>1</PartNumber>") && text.contains("<PartNumber>3</PartNumber>"))
+        #expect(text.contains("e1") && text.contains("e2") && text.contains("e3"))
+        // Complete may fail in a 200 answer's body.
+        var failing = s3
+        guard case .fail = failing.answered(SessionResponse(status: 200, body: xml("<Error><Code>InternalError</Code></Error>"))) else {
+            Issue.record("a 200 with an Error body completed")
+            return
+        }
+        #expect(s3.answered(SessionResponse(status: 200, body: xml(
+            "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>"))) == .complete)
+    }
+
+    @Test func aRecordedUploadContinuesFromWhatS3ListsNotFromTheLocalRecord() throws {
+        // Recorded: part 1 only. S3 lists 1 and 2, and a part 3 of the wrong size.
+        var s3 = try machine(size: 20 * mib, session: UploadSession(uploadID: "U1", partSize: 8 * mib),
+                             parts: [UploadedPart(number: 1, etag: "\"a\"", size: 8 * mib)])
+        let list = try #require(request(s3.start()))
+        #expect(list.method == "GET" && list.url.contains("uploadId=U1") && list.url.contains("max-parts=1000"))
+        let listed = s3.answered(SessionResponse(status: 200, body: xml("""
+            <ListPartsResponse><IsTruncated>false</IsTruncated>\
+            <Part><PartNumber>1</PartNumber><ETag>"a"</ETag><Size>8388608</Size></Part>\
+            <Part><PartNumber>2</PartNumber><ETag>"b"</ETag><Size>8388608</Size></Part>\
+            <Part><PartNumber>3</PartNumber><ETag>"c"</ETag><Size>100</Size></Part></ListPartsResponse>
+            """)))
+        #expect(listed == .record(.parts([UploadedPart(number: 1, etag: "\"a\"", size: 8 * mib),
+                                          UploadedPart(number: 2, etag: "\"b\"", size: 8 * mib)], serverBytes: 16 * mib)))
+        let next = try #require(request(s3.recorded()))
+        #expect(next.body == .file((16 * mib)..<(20 * mib)) && next.url.contains("partNumber=3"))
+    }
+
+    @Test func aVanishedUploadIsForgottenAndCreatedAnew() throws {
+        var s3 = try machine(size: 20 * mib, session: UploadSession(uploadID: "U1", partSize: 8 * mib))
+        _ = s3.start()
+        #expect(s3.answered(SessionResponse(status: 404, body: xml(Self.noSuchUpload))) == .record(.session(nil)))
+        #expect(s3.serverBytes == 0)
+        #expect(request(s3.recorded())?.url.hasSuffix("?uploads=") == true)
+    }
+
+    @Test func aCompleteWhoseAnswerWasLostIsRecognisedByTheObject() throws {
+        var s3 = try machine(size: 10 * mib, session: UploadSession(uploadID: "U1", partSize: 8 * mib),
+                             parts: [UploadedPart(number: 1, etag: "\"a\"", size: 8 * mib),
+                                     UploadedPart(number: 2, etag: "\"b\"", size: 2 * mib)])
+        _ = s3.start()
+        _ = s3.answered(SessionResponse(status: 200, body: xml("""
+            <ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber><ETag>"a"</ETag><Size>8388608</Size></Part>\
+            <Part><PartNumber>2</PartNumber><ETag>"b"</ETag><Size>2097152</Size></Part></ListPartsResult>
+            """)))
+        #expect(request(s3.recorded())?.method == "POST")
+        let head = try #require(request(s3.answered(SessionResponse(status: 404, body: xml(Self.noSuchUpload)))))
+        #expect(head.method == "HEAD" && head.url == "http://127.0.0.1:9000/bucket/dir/a%20b.bin")
+        var whole = s3
+        #expect(whole.answered(SessionResponse(status: 200, fields: ["content-length": "\(10 * mib)", "etag": "\"x-2\""])) == .complete)
+        // Another object (another size, or not multipart) there: start again.
+        #expect(s3.answered(SessionResponse(status: 200, fields: ["content-length": "5", "etag": "\"x\""])) == .record(.session(nil)))
+    }
+
+    @Test func refusedCredentialsFailAsAuthAndAbortIsADelete() throws {
+        var s3 = try machine(size: 3 * mib)
+        _ = s3.start()
+        guard case .fail(let error) = s3.answered(SessionResponse(status: 403, body: xml(
+            "<Error><Code>SignatureDoesNotMatch</Code><Message>no</Message></Error>"))) else {
+            Issue.record("a 403 did not fail the attempt")
+            return
+        }
+        #expect(error.code == "auth")
+        let abort = S3ObjectUpload.abort(UploadSession(uploadID: "U 1"), location: location, endpoint: endpoint)
+        #expect(abort?.method == "DELETE" && abort?.signed == true && abort?.url.hasSuffix("?uploadId=U%201") == true)
+        #expect(S3ObjectUpload.abort(UploadSession(), location: location, endpoint: endpoint) == nil)
+    }
+}
