@@ -22,6 +22,7 @@ struct BackupCommand: Subcommand {
                                   PREFIX/RELATIVE/PATH, resumable) or tus+https://HOST/PATH (each
                                   file created at that tus endpoint, its relative path as its
                                   filename, resumable)
+          --tus                   URL_PREFIX is a tus endpoint (the same as tus+https://…)
           --s3-endpoint URL, --region R, --profile P, --chunk-size SIZE
                                   as for upload
           --method M              PUT (default) or POST
