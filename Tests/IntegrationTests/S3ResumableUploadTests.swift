@@ -32,6 +32,14 @@ final class S3ResumableUploadTests: S3TestCase {
         XCTAssertEqual(stats.requests(.createMultipartUpload), 0)
         let shown = cli.run(["show", String(id)])
         XCTAssertTrue(shown.stdout.contains("S3, endpoint \(s3.endpoint)"), shown.stdout)
+        // The same request with the real curl, signed with the caller's credentials.
+        let line = cli.run(["show", String(id), "--curl"]).trimmedStdout
+        XCTAssertTrue(line.contains("--aws-sigv4 aws:amz:us-east-1:s3"), line)
+        XCTAssertFalse(line.contains(s3.secretKey), line)
+        let again = cli.runner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", line.replacingOccurrences(of: "dir/small", with: "dir/again")],
+                                   timeout: 30, environment: s3.environment)
+        XCTAssertEqual(again.exitCode, 0, "\(line)\n\(again.summary)")
+        try assertObject("dir/again file é.bin", sha256: sha, size: size)
     }
 
     /// The measure: kill -9 at ~20 %, ~50 % and ~80 % of 1 GiB, restarted each time.

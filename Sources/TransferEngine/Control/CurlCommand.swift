@@ -3,6 +3,10 @@
 /// job's `--header-command` runs first and pipes its headers in (`-H @-`). Pure.
 public enum CurlCommand {
     public static func line(for job: Job, resume: ResumeData?) -> String {
+        if job.remote?.kind == .tus {
+            return "# a tus upload is a series of requests (POST to create, HEAD for the offset, PATCH per chunk): "
+                + "no single curl command does it"
+        }
         var words = ["curl", "--fail", job.tls.locationTrusted ? "--location-trusted" : "--location", "--max-redirs", "10"]
         for header in Redaction.headers(job.requestHeaders) { words += ["-H", header] }
         if let limit = job.limit { words += ["--limit-rate", String(limit)] }
@@ -44,8 +48,17 @@ public enum CurlCommand {
         }
         // --header-command: what it prints goes to curl as headers read from stdin.
         if job.headerCommand != nil { words += ["-H", "@-"] }
-        words.append(Redaction.url(job.url))
-        let curl = words.map(quote).joined(separator: " ")
+        var signing = ""
+        if job.remote?.kind == .s3 {
+            // One signed request (S3 takes a single PUT up to 5 GiB; transferd sends parts above
+            // 16 MiB), with the caller's AWS credentials from the environment.
+            let region = job.remote?.region ?? AWSCredentialSource.defaultRegion
+            let payload = job.kind == .upload ? AWSSigning.unsignedPayload : AWSSigning.emptyPayloadSHA256
+            words += ["--aws-sigv4", "aws:amz:\(region):s3", "-H", "x-amz-content-sha256: \(payload)"]
+            signing = " --user \"$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY\""
+        }
+        words.append(Redaction.url(job.serverURL))
+        let curl = words.dropLast().map(quote).joined(separator: " ") + signing + " " + quote(words[words.count - 1])
         return job.headerCommand.map { "sh -c \(quote($0)) | \(curl)" } ?? curl
     }
 
