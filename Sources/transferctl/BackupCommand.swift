@@ -23,7 +23,7 @@ struct BackupCommand: Subcommand {
                                   file created at that tus endpoint, its relative path as its
                                   filename, resumable)
           --tus                   URL_PREFIX is a tus endpoint (the same as tus+https://…)
-          --s3-endpoint URL, --region R, --profile P, --chunk-size SIZE
+          --s3-endpoint URL, --region R, --profile P, --chunk-size SIZE, --parts-in-flight N
                                   as for upload
           --method M              PUT (default) or POST
           -F, --form 'NAME=VALUE' an extra form field with POST (repeatable)

@@ -8,12 +8,14 @@ struct RemoteArguments {
     var region: String?
     var profile: String?
     var chunk: Int64?
+    var partsInFlight: Int?
 
     /// Reads the options; `upload`: the command is an upload (`--tus`, `--chunk-size`).
     static func parse(_ arguments: inout ArgumentList, upload: Bool) throws -> RemoteArguments {
         var options = RemoteArguments()
         if upload {
             options.tus = arguments.flag("--tus")
+            options.partsInFlight = try arguments.number("--parts-in-flight", NumericLimits.retries)
             if let text = try arguments.option("--chunk-size") {
                 do { options.chunk = try ByteCount.parse(text) } catch { throw UsageError("--chunk-size: \(error.message)") }
             }
@@ -28,7 +30,7 @@ struct RemoteArguments {
     func options(for url: String) throws -> RemoteOptions? {
         do {
             return try RemoteOptions.chosen(for: url, tus: tus, endpoint: endpoint, region: region, profile: profile,
-                                            chunkSize: chunk)
+                                            chunkSize: chunk, partsInFlight: partsInFlight)
         } catch {
             throw UsageError(error.message)
         }

@@ -43,7 +43,7 @@ import Testing
             guard case .file(let range) = part.body else { break }
             sent.append(range)
             #expect(part.url.contains("partNumber=\(sent.count)&uploadId=U1"))
-            let ack = s3.answered(SessionResponse(status: 200, fields: ["etag": "\"e\(sent.count)\""]))
+            let ack = s3.answered(SessionResponse(status: 200, fields: ["etag": "\"e\(sent.count)\""]), to: part)
             #expect(ack == .record(.part(UploadedPart(number: sent.count, etag: "\"e\(sent.count)\"", size: range.count64),
                                          serverBytes: range.upperBound)))
             action = s3.recorded()
@@ -63,6 +63,45 @@ import Testing
         }
         #expect(s3.answered(SessionResponse(status: 200, body: xml(
             "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>"))) == .complete)
+    }
+
+    /// Parts in parallel: never more than `lanes` in flight, each acknowledged part recorded,
+    /// Complete only once every part is acknowledged — whatever order the answers come in.
+    @Test(arguments: [1, 2, 3, 7]) func partsInParallelAreEachRecordedAndCompletedOnce(lanes: Int) throws {
+        var s3 = try S3ObjectUpload(location: location, endpoint: endpoint, size: 45 * mib, contentType: "x", partSize: nil,
+                                    lanes: lanes, session: UploadSession(uploadID: "U", partSize: 8 * mib), parts: [])
+        _ = s3.start()
+        var action = s3.answered(SessionResponse(status: 200, body: xml("<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>")))
+        #expect(action == .record(.parts([], serverBytes: 0)))
+        action = s3.recorded()
+        var inFlight: [SessionRequest] = []
+        var recorded: [Int] = []
+        var generator = SplitMix64(seed: UInt64(lanes))
+        var completion: SessionRequest?
+        for _ in 0..<100 {
+            switch action {
+            case .send(let request) where request.method == "PUT":
+                inFlight.append(request)
+                while let more = s3.more() { inFlight.append(more) }
+                #expect(inFlight.count <= lanes)
+            case .send(let request):
+                completion = request
+            case .record(.part(let part, _)):
+                recorded.append(part.number)
+                action = s3.recorded()
+                continue
+            case .idle:
+                break
+            default:
+                Issue.record("unexpected \(action)")
+            }
+            guard completion == nil, !inFlight.isEmpty else { break }
+            let answered = inFlight.remove(at: Int(generator.next() % UInt64(inFlight.count)))
+            action = s3.answered(SessionResponse(status: 200, fields: ["etag": "\"\(answered.tag)\""]), to: answered)
+        }
+        #expect(recorded.sorted() == [1, 2, 3, 4, 5, 6])
+        #expect(completion?.method == "POST" && inFlight.isEmpty)
+        #expect(s3.serverBytes == 45 * mib)
     }
 
     @Test func aRecordedUploadContinuesFromWhatS3ListsNotFromTheLocalRecord() throws {

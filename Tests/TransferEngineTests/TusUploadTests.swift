@@ -106,3 +106,10 @@ import Testing
         #expect(TusUpload.discard(UploadSession()) == nil)
     }
 }
+
+extension SessionMachine {
+    /// The answer to the one request in flight (every request but an S3 part's).
+    mutating func answered(_ response: SessionResponse) -> SessionAction {
+        answered(response, to: SessionRequest(method: "", url: ""))
+    }
+}

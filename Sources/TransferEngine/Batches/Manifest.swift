@@ -111,10 +111,10 @@ private struct CommonFields: Decodable {
     var tls: TLSOptions? { locationTrusted == true ? TLSOptions(locationTrusted: true) : nil }
 
     /// The line's protocol for `url` (an upload's `tus` and `chunkSize` with it).
-    func remote(for url: String, tus: Bool = false, chunkSize: SizeValue? = nil) throws -> RemoteOptions? {
+    func remote(for url: String, tus: Bool = false, chunkSize: SizeValue? = nil, partsInFlight: Int? = nil) throws -> RemoteOptions? {
         do {
             return try RemoteOptions.chosen(for: url, tus: tus, endpoint: s3Endpoint, region: region, profile: profile,
-                                            chunkSize: chunkSize?.bytes)
+                                            chunkSize: chunkSize?.bytes, partsInFlight: partsInFlight)
         } catch {
             throw Manifest.LineError.Reason(error.message)
         }
@@ -220,9 +220,12 @@ private struct UploadLine: Decodable {
     /// A tus upload (`--tus`), and its chunks' (or an S3 upload's parts') size.
     var tus: Bool?
     var chunkSize: SizeValue?
+    var partsInFlight: Int?
     var common: CommonFields
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case url, form, file, method, retryUnsafe, tus, chunkSize }
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, form, file, method, retryUnsafe, tus, chunkSize, partsInFlight
+    }
 
     init(from decoder: any Decoder) throws {
         try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "upload")
@@ -234,6 +237,7 @@ private struct UploadLine: Decodable {
         retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe)
         tus = try container.decodeIfPresent(Bool.self, forKey: .tus)
         chunkSize = try container.decodeIfPresent(SizeValue.self, forKey: .chunkSize)
+        partsInFlight = try container.decodeIfPresent(Int.self, forKey: .partsInFlight)
         common = try CommonFields(from: decoder)
     }
 
@@ -257,7 +261,7 @@ private struct UploadLine: Decodable {
                       form: fields.isEmpty ? nil : fields, tls: common.tls, network: try common.network(),
                       onComplete: common.onComplete, onFail: common.onFail, retryUnsafe: retryUnsafe,
                       headerCommand: common.headerCommand)
-        job.remote = try common.remote(for: url, tus: tus ?? false, chunkSize: chunkSize)
+        job.remote = try common.remote(for: url, tus: tus ?? false, chunkSize: chunkSize, partsInFlight: partsInFlight)
         return job
     }
 }

@@ -20,6 +20,8 @@ extension Scheduler {
             do {
                 machine = try S3ObjectUpload(location: s3.location, endpoint: s3.endpoint, size: reader.source.size,
                                              contentType: ContentType.guess(forFilename: filename), partSize: remote.chunkSize,
+                                             lanes: min(remote.partsInFlight ?? RemoteOptions.defaultPartsInFlight,
+                                                        configuration.maxPerHost),
                                              session: session, parts: parts)
             } catch {
                 return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(.request(error.message)))))
@@ -39,8 +41,8 @@ extension Scheduler {
     }
 
     /// A request of a session ended: the machine's next step.
-    func sessionRequestEnded(_ transfer: SessionTransfer, _ code: CurlCode) {
-        drive(transfer, transfer.requestEnded(code))
+    func sessionRequestEnded(_ transfer: SessionTransfer, _ easy: CurlEasy, _ code: CurlCode) {
+        drive(transfer, transfer.requestEnded(easy, code))
     }
 
     private func drive(_ transfer: SessionTransfer, _ action: SessionAction) {
@@ -48,15 +50,11 @@ extension Scheduler {
         guard engine[id]?.transfer === transfer else { return }  // stopped meanwhile
         switch action {
         case .send(let request):
-            do {
-                try transfer.begin(request)
-                try multi.add(transfer.easy)
-            } catch let error as TransferError {
-                return end(transfer, .failed(error))
-            } catch {
-                return end(transfer, .failed(.network("cannot start the request: \(error)")))
+            guard send(request, of: transfer) else { return }
+            // Fill the free lanes (S3 parts in parallel).
+            while let more = transfer.more() {
+                guard send(more, of: transfer) else { return }
             }
-            bind(transfer)
         case .record(let change):
             transfer.recording = true
             let attempt = transfer.attempt
@@ -67,11 +65,15 @@ extension Scheduler {
                 switch result {
                 case .success:
                     scheduler.drive(transfer, transfer.recorded())
+                    // Answers that arrived while it was recorded, one at a time.
+                    if let held = transfer.nextHeldAnswer() { scheduler.drive(transfer, held) }
                 case .failure(let error):
                     scheduler.logger.error("job \(id): cannot record the upload's progress: \(error)")
                     scheduler.end(transfer, .failed(.local("cannot record the upload's progress: \(error)")))
                 }
             }
+        case .idle:
+            if let held = transfer.nextHeldAnswer() { drive(transfer, held) }
         case .complete:
             end(transfer, .completed)
         case .fail(let error):
@@ -79,7 +81,29 @@ extension Scheduler {
         }
     }
 
+    /// Hands one request to the engine; false when the attempt ended instead.
+    private func send(_ request: SessionRequest, of transfer: SessionTransfer) -> Bool {
+        let easy: CurlEasy
+        do {
+            easy = try transfer.begin(request)
+            try multi.add(easy)
+        } catch let error as TransferError {
+            end(transfer, .failed(error))
+            return false
+        } catch {
+            end(transfer, .failed(.network("cannot start the request: \(error)")))
+            return false
+        }
+        bind(transfer, easy)
+        return true
+    }
+
+    /// The attempt is over: its other requests are taken off the engine.
     private func end(_ transfer: SessionTransfer, _ outcome: AttemptOutcome) {
+        for easy in transfer.easies {
+            multi.remove(easy)
+            transfersByEasy[ObjectIdentifier(easy)] = nil
+        }
         transfer.stop()
         feed(.attemptEnded(transfer.jobID, release(transfer, outcome: outcome)))
     }
@@ -100,7 +124,7 @@ extension SessionAction {
         switch self {
         case .complete: .completed
         case .fail(let error): .failed(error)
-        case .send, .record: .failed(.protocolViolation("an upload session must begin with a request"))
+        case .send, .record, .idle: .failed(.protocolViolation("an upload session must begin with a request"))
         }
     }
 }

@@ -404,18 +404,18 @@ public final class Scheduler {
     }
 
     /// The engine finds the transfer of an easy handle it hands back.
-    func bind(_ transfer: any Transfer) {
-        transfersByEasy[ObjectIdentifier(transfer.easy)] = transfer.jobID
+    func bind(_ transfer: any Transfer, _ easy: CurlEasy? = nil) {
+        transfersByEasy[ObjectIdentifier(easy ?? transfer.easy)] = transfer.jobID
     }
 
     private func transferEnded(_ easy: CurlEasy, _ code: CurlCode) {
         loop.assertOnLoopThread()
         if probeEnded(easy, code) || collectionMaker.ended(easy, code) || sessionDiscarder.ended(easy, code) { return }
-        guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)),
-              let transfer = engine[id]?.transfer, transfer.easy === easy
+        guard let id = transfersByEasy.removeValue(forKey: ObjectIdentifier(easy)), let transfer = engine[id]?.transfer
         else { return }
         // A resumable upload's request: the attempt goes on with the next one, or ends.
-        if let session = transfer as? SessionTransfer { return sessionRequestEnded(session, code) }
+        if let session = transfer as? SessionTransfer { return sessionRequestEnded(session, easy, code) }
+        guard transfer.easy === easy else { return }
         let outcome = transfer.outcome(code)
         transfer.stop()
         transfer.whenIdle { [unowned self] in
@@ -451,8 +451,10 @@ public final class Scheduler {
             return
         }
         guard let transfer = engine[id]?.transfer else { return then(nil) }
-        multi.remove(transfer.easy)
-        transfersByEasy[ObjectIdentifier(transfer.easy)] = nil
+        for easy in transfer.easies {
+            multi.remove(easy)
+            transfersByEasy[ObjectIdentifier(easy)] = nil
+        }
         transfer.stop()
         transfer.whenIdle { [unowned self] in then(release(transfer, outcome: .completed)) }
     }

@@ -4,6 +4,8 @@ protocol Transfer: AnyObject {
     var jobID: JobID { get }
     var attempt: Int { get }
     var easy: CurlEasy { get }
+    /// Every handle of the transfer in the engine now (default: `easy`).
+    var easies: [CurlEasy] { get }
     /// The final response's status, once its head arrived.
     var status: Int? { get }
     /// Body bytes moved in this attempt (received for a download, sent for an upload).
@@ -55,6 +57,8 @@ struct RedirectStep {
 }
 
 extension Transfer {
+    var easies: [CurlEasy] { [easy] }
+
     /// The report's fields every transfer has.
     func baseReport(_ outcome: AttemptOutcome) -> AttemptReport {
         var report = AttemptReport(attempt: attempt, outcome: outcome, status: status ?? outcome.failure?.status)

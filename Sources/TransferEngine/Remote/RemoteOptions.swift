@@ -18,14 +18,22 @@ public struct RemoteOptions: Codable, Equatable, Sendable {
     public var profile: String?
     /// Bytes per PATCH (tus) or per part (S3); nil: the protocol's default.
     public var chunkSize: Int64?
+    /// S3: parts sent at once (nil: `defaultPartsInFlight`); never more than the daemon's
+    /// `--max-per-host`.
+    public var partsInFlight: Int?
 
-    public init(kind: Kind, endpoint: String? = nil, region: String? = nil, profile: String? = nil, chunkSize: Int64? = nil) {
+    public init(kind: Kind, endpoint: String? = nil, region: String? = nil, profile: String? = nil, chunkSize: Int64? = nil,
+                partsInFlight: Int? = nil) {
         self.kind = kind
         self.endpoint = endpoint
         self.region = region
         self.profile = profile
         self.chunkSize = chunkSize
+        self.partsInFlight = partsInFlight
     }
+
+    public static let defaultPartsInFlight = 4
+    public static let partsInFlightRange = 1...16
 
     /// tus PATCH requests carry at most this much: a server that dies mid-request keeps what it
     /// had saved before it, so this bounds what is sent twice.
@@ -44,15 +52,20 @@ extension RemoteOptions {
     /// endpoint, S3 for an `s3://BUCKET/KEY` URL; nil for plain HTTP. Refuses options that do not
     /// go with the URL (the message names the command line's options).
     public static func chosen(for url: String, tus: Bool, endpoint: String?, region: String?, profile: String?,
-                              chunkSize: Int64?) throws(RemoteOptions.Refusal) -> RemoteOptions? {
+                              chunkSize: Int64?, partsInFlight: Int? = nil) throws(RemoteOptions.Refusal) -> RemoteOptions? {
         let s3 = url.lowercased().hasPrefix("s3://")
         if tus, s3 { throw Refusal("--tus takes the http(s) URL of a tus endpoint, not an s3:// URL") }
         if !s3, endpoint != nil || region != nil || profile != nil {
             throw Refusal("--s3-endpoint, --region and --profile go with an s3://BUCKET/KEY URL")
         }
         if !s3, !tus, chunkSize != nil { throw Refusal("--chunk-size goes with --tus or an s3:// URL") }
+        if !s3, partsInFlight != nil { throw Refusal("--parts-in-flight goes with an s3:// URL") }
+        if let partsInFlight, !partsInFlightRange.contains(partsInFlight) {
+            throw Refusal("--parts-in-flight must be \(partsInFlightRange.lowerBound) to \(partsInFlightRange.upperBound), got \(partsInFlight)")
+        }
         if tus { return RemoteOptions(kind: .tus, chunkSize: chunkSize) }
         guard s3 else { return nil }
-        return RemoteOptions(kind: .s3, endpoint: endpoint, region: region, profile: profile, chunkSize: chunkSize)
+        return RemoteOptions(kind: .s3, endpoint: endpoint, region: region, profile: profile, chunkSize: chunkSize,
+                             partsInFlight: partsInFlight)
     }
 }

@@ -1,7 +1,7 @@
 /// An S3 upload's attempt: a file up to `S3PartPlan.singlePutThreshold` in one signed PUT;
 /// a larger one as a multipart upload — CreateMultipartUpload, its UploadId recorded before any
-/// part is sent; each part PUT from its range of the file and recorded with its ETag as S3
-/// acknowledges it; CompleteMultipartUpload naming them all. A recorded upload continues from
+/// part is sent; parts PUT from their ranges of the file, `lanes` at a time (`more()`), each
+/// recorded with its ETag as S3 acknowledges it; CompleteMultipartUpload naming them all. A recorded upload continues from
 /// what S3 lists (ListParts), never from the local record alone; an upload S3 no longer has
 /// (NoSuchUpload) is forgotten and a new one created — unless it was this attempt's Complete
 /// whose answer was lost, which a HEAD of the object tells. Thread: a value, driven on the loop thread.
@@ -11,21 +11,25 @@ struct S3ObjectUpload: SessionMachine {
     let size: Int64
     let contentType: String
     private(set) var plan: S3PartPlan
+    /// Parts sent at once (`--parts-in-flight`).
+    let lanes: Int
     private(set) var session: UploadSession?
     /// The parts S3 holds, by number.
     private var parts: [Int: UploadedPart] = [:]
+    /// The parts being sent, by number: their sizes.
+    private var inFlight: [Int: Int64] = [:]
     private var state = State.idle
     private var listed: [UploadedPart] = []
     private var restarts = 0
 
     private enum State: Equatable {
         case idle, putting, creating, recordingSession, recordingParts, forgetting, recordingPart, completing, verifying, done
-        case listing
-        case sending(UploadedPart)
+        case listing, sending
     }
 
     init(location: S3Location, endpoint: S3Endpoint, size: Int64, contentType: String, partSize: Int64?,
-         session: UploadSession?, parts: [UploadedPart]) throws(S3PartPlanError) {
+         lanes: Int = 1, session: UploadSession?, parts: [UploadedPart]) throws(S3PartPlanError) {
+        self.lanes = max(1, lanes)
         self.location = location
         self.endpoint = endpoint
         self.size = size
@@ -48,8 +52,10 @@ struct S3ObjectUpload: SessionMachine {
         return .send(signed("PUT", location.objectURL(endpoint), headers: ["Content-Type: \(contentType)"], body: .file(0..<size)))
     }
 
-    mutating func answered(_ response: SessionResponse) -> SessionAction {
+    mutating func answered(_ response: SessionResponse, to request: SessionRequest) -> SessionAction {
         let ok = (200..<300).contains(response.status)
+        // A part of an upload this attempt has since forgotten: nothing to learn from it.
+        if request.tag > 0, state != .sending || inFlight[request.tag] == nil { return .idle }
         switch state {
         case .putting:
             guard ok else { return .fail(failure(response)) }
@@ -82,14 +88,16 @@ struct S3ObjectUpload: SessionMachine {
             listed = []
             state = .recordingParts
             return .record(.parts(parts.values.sorted { $0.number < $1.number }, serverBytes: serverBytes))
-        case .sending(let part):
+        case .sending:
+            let number = request.tag
+            let size = inFlight.removeValue(forKey: number) ?? 0
             if isGone(response) { return forget() }
             guard ok else { return .fail(failure(response)) }
             guard let etag = response.fields["etag"], !etag.isEmpty else {
-                return .fail(.protocolViolation("S3 acknowledged part \(part.number) without an ETag"))
+                return .fail(.protocolViolation("S3 acknowledged part \(number) without an ETag"))
             }
-            let acknowledged = UploadedPart(number: part.number, etag: etag, size: part.size)
-            parts[part.number] = acknowledged
+            let acknowledged = UploadedPart(number: number, etag: etag, size: size)
+            parts[number] = acknowledged
             state = .recordingPart
             return .record(.part(acknowledged, serverBytes: serverBytes))
         case .completing:
@@ -146,14 +154,18 @@ struct S3ObjectUpload: SessionMachine {
         return .send(signed("GET", location.objectURL(endpoint, .listParts(uploadId: id, partNumberMarker: marker))))
     }
 
-    /// The next part S3 does not hold, or the completion once it holds them all.
+    mutating func more() -> SessionRequest? {
+        guard state == .sending else { return nil }
+        return nextPart()
+    }
+
+    /// The next part S3 does not hold, the completion once it holds them all, or nothing while
+    /// the last parts are in flight.
     private mutating func next() -> SessionAction {
         guard let id = session?.uploadID else { return create() }
-        for number in 1...plan.partCount where parts[number] == nil {
-            guard let range = plan.range(ofPart: number) else { break }
-            state = .sending(UploadedPart(number: number, etag: "", size: range.count64))
-            return .send(signed("PUT", location.objectURL(endpoint, .uploadPart(number: number, uploadId: id)), body: .file(range)))
-        }
+        state = .sending
+        if let part = nextPart() { return .send(part) }
+        guard inFlight.isEmpty else { return .idle }
         let completed = (1...plan.partCount).compactMap { parts[$0] }.map { S3CompletedPart(number: $0.number, etag: $0.etag) }
         guard let body = try? S3XML.completeMultipartUploadBody(completed) else {
             return .fail(.protocolViolation("cannot write the CompleteMultipartUpload request"))
@@ -161,6 +173,19 @@ struct S3ObjectUpload: SessionMachine {
         state = .completing
         return .send(signed("POST", location.objectURL(endpoint, .upload(id)), headers: ["Content-Type: application/xml"],
                             body: .bytes(Array(body.utf8))))
+    }
+
+    /// A part neither held nor in flight, if a lane is free.
+    private mutating func nextPart() -> SessionRequest? {
+        guard let id = session?.uploadID, inFlight.count < lanes else { return nil }
+        for number in 1...plan.partCount where parts[number] == nil && inFlight[number] == nil {
+            guard let range = plan.range(ofPart: number) else { return nil }
+            inFlight[number] = range.count64
+            var request = signed("PUT", location.objectURL(endpoint, .uploadPart(number: number, uploadId: id)), body: .file(range))
+            request.tag = number
+            return request
+        }
+        return nil
     }
 
     /// NoSuchUpload: the recorded upload is gone (aborted, expired): record that, start anew.
@@ -171,6 +196,7 @@ struct S3ObjectUpload: SessionMachine {
         }
         session = nil
         parts = [:]
+        inFlight = [:]
         state = .forgetting
         return .record(.session(nil))
     }

@@ -16,6 +16,8 @@ struct SessionRequest: Equatable, Sendable {
     var body = Body.none
     /// Signed for S3.
     var signed = false
+    /// Which of the machine's concurrent requests this is (an S3 part's number; 0: the only one).
+    var tag = 0
 
     var bodyLength: Int64 {
         switch body {
@@ -41,6 +43,8 @@ enum SessionAction: Equatable, Sendable {
     /// The upload is complete on the server.
     case complete
     case fail(TransferError)
+    /// Nothing until a request in flight is answered.
+    case idle
 }
 
 /// A durable step of a session, recorded before the machine goes on.
@@ -60,10 +64,16 @@ enum SessionChange: Equatable, Sendable {
 protocol SessionMachine: Sendable {
     /// The first action of an attempt.
     mutating func start() -> SessionAction
-    /// A request was answered (any status).
-    mutating func answered(_ response: SessionResponse) -> SessionAction
+    /// `request` was answered (any status).
+    mutating func answered(_ response: SessionResponse, to request: SessionRequest) -> SessionAction
     /// The last `record` is durable.
     mutating func recorded() -> SessionAction
+    /// Another request to send beside those in flight (S3 parts in parallel), or nil.
+    mutating func more() -> SessionRequest?
     /// Bytes of the file the server holds, as it last reported them.
     var serverBytes: Int64 { get }
+}
+
+extension SessionMachine {
+    mutating func more() -> SessionRequest? { nil }
 }

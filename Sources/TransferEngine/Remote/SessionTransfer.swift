@@ -1,12 +1,11 @@
 /// One attempt of a resumable upload (tus, S3): the requests its protocol's state machine asks
-/// for, one after another, each on an easy handle of its own, the file's bytes streamed from
-/// disk through the read callback. The scheduler drives it (`Scheduler+Sessions`): it hands
-/// each request to the engine and each durable step to the store. Thread: the loop thread.
+/// for — one after another, or several at once (S3 parts in parallel) — each on an easy handle
+/// of its own (a `SessionLane`), the file's bytes streamed from disk through the read callback
+/// and one pacer. The scheduler drives it (`Scheduler+Sessions`): it hands each request to the
+/// engine and each durable step to the store. Thread: the loop thread.
 final class SessionTransfer: Transfer {
     let jobID: JobID
     let attempt: Int
-    /// The current request's handle (replaced by each request).
-    private(set) var easy: CurlEasy
     private(set) var machine: any SessionMachine
     private let reader: SourceReader
     /// What every request of the job carries: its headers, TLS and network options.
@@ -20,21 +19,16 @@ final class SessionTransfer: Transfer {
     private(set) var retryAfter: Int64?
     private(set) var lastActivity = Monotonic.now
     private(set) var lastResponse: SessionResponse?
-    /// Body bytes sent by this attempt's requests, and by the current one.
+    /// The requests in flight, by their handle.
+    private var lanes: [ObjectIdentifier: SessionLane] = [:]
+    /// The most recent request's handle (its timings are the attempt's metrics).
+    private(set) var easy: CurlEasy
+    /// Body bytes sent by this attempt's finished requests.
     private var sentBefore: Int64 = 0
-    private var sentNow: Int64 = 0
-    /// The current request's body, as far as it is read.
-    private var body = SessionRequest.Body.none
-    private var bodyOffset: Int64 = 0
-    private var parser = ResponseHeadParser()
-    private var response: SessionResponse?
-    private var readFailure: TransferError?
     private var stopped = false
-    /// A durable step is on its way to the store.
+    /// A durable step is on its way to the store; answers that arrive meanwhile wait in `held`.
     var recording = false
-
-    /// A response body is kept up to this size (an S3 part listing of 1,000 parts fits).
-    static let responseLimit = 1 << 20
+    var held: [(SessionResponse, SessionRequest)] = []
 
     init(jobID: JobID, attempt: Int, machine: any SessionMachine, first: SessionRequest, reader: SourceReader,
          headers: [String], tls: TLSOptions, network: NetworkOptions, signing: AWSSigning?, pacer: Pacer,
@@ -50,47 +44,68 @@ final class SessionTransfer: Transfer {
         self.pacer = pacer
         self.stallSeconds = stallSeconds
         deadline = AttemptDeadline(maxTime: network.maxTime)
-        easy = try Self.handle(for: first, headers: headers, tls: tls, network: network, signing: signing,
-                               deadline: deadline, stallSeconds: stallSeconds)
-        adopt(first)
+        let lane = try SessionLane(first, headers: headers, tls: tls, network: network, signing: signing, deadline: deadline,
+                                   stallSeconds: stallSeconds)
+        easy = lane.easy
+        adopt(lane)
         pacer.onAllowed = { [unowned self] in
-            if !stopped { easy.unpause() }
+            guard !stopped else { return }
+            for lane in lanes.values { lane.easy.unpause() }
         }
     }
 
-    /// Makes `request` the current one (its handle not yet in the engine).
-    func begin(_ request: SessionRequest) throws(TransferError) {
-        easy = try Self.handle(for: request, headers: jobHeaders, tls: tls, network: network, signing: signing,
-                               deadline: deadline, stallSeconds: stallSeconds)
-        adopt(request)
+    /// Every handle in flight.
+    var easies: [CurlEasy] { lanes.values.map(\.easy) }
+
+    /// Makes `request` a request in flight (its handle not yet in the engine); returns its handle.
+    func begin(_ request: SessionRequest) throws(TransferError) -> CurlEasy {
+        let lane = try SessionLane(request, headers: jobHeaders, tls: tls, network: network, signing: signing,
+                                   deadline: deadline, stallSeconds: stallSeconds)
+        easy = lane.easy
+        adopt(lane)
+        return lane.easy
     }
 
-    /// The current request ended with `code`: what the machine asks for next.
-    func requestEnded(_ code: CurlCode) -> SessionAction {
-        sentBefore += sentNow
-        sentNow = 0
-        if let readFailure { return .fail(readFailure) }
+    /// Another request the machine can send beside those in flight.
+    func more() -> SessionRequest? { stopped ? nil : machine.more() }
+
+    /// The request of `handle` ended with `code`: what the machine asks for next.
+    func requestEnded(_ handle: CurlEasy, _ code: CurlCode) -> SessionAction {
+        guard let lane = lanes.removeValue(forKey: ObjectIdentifier(handle)) else { return .idle }
+        sentBefore += lane.sent
+        if let failure = lane.readFailure { return .fail(failure) }
         if let deadline, deadline.expired(code) { return .fail(.timedOut(seconds: deadline.seconds)) }
         guard code.category == .ok else {
-            return .fail(TransferError(code, detail: easy.errorDetail, socketError: easy.socketError, moving: sentBefore > 0,
-                                       stallSeconds: stallSeconds))
+            return .fail(TransferError(code, detail: handle.errorDetail, socketError: handle.socketError,
+                                       moving: lane.sent > 0 || sentBefore > 0, stallSeconds: stallSeconds))
         }
-        guard let response else { return .fail(.network("no response")) }
+        guard let response = lane.response else { return .fail(.network("no response")) }
         lastResponse = response
-        return machine.answered(response)
+        if recording {
+            held.append((response, lane.request))
+            return .idle
+        }
+        return machine.answered(response, to: lane.request)
     }
 
-    /// The last `record` is durable.
+    /// The last `record` is durable: the machine's next step, then any answer that waited.
     func recorded() -> SessionAction {
         recording = false
         return machine.recorded()
     }
 
-    var status: Int? { response?.status ?? lastResponse?.status }
-    var transferred: Int64 { sentBefore + sentNow }
+    /// An answer that arrived while a record was on its way, now for the machine.
+    func nextHeldAnswer() -> SessionAction? {
+        guard !recording, !held.isEmpty else { return nil }
+        let (response, request) = held.removeFirst()
+        return machine.answered(response, to: request)
+    }
+
+    var status: Int? { lastResponse?.status ?? lanes.values.first?.response?.status }
+    var transferred: Int64 { sentBefore + lanes.values.reduce(0) { $0 + $1.sent } }
     var direction: TransferDirection { .up }
     var progress: (done: Int64, total: Int64?) {
-        let inFlight = if case .file = body { sentNow } else { Int64(0) }
+        let inFlight = lanes.values.reduce(Int64(0)) { $0 + ($1.sendsFile ? $1.sent : 0) }
         return (min(reader.source.size, machine.serverBytes + inFlight), reader.source.size)
     }
     var keptBytes: Int64 { machine.serverBytes }
@@ -106,7 +121,7 @@ final class SessionTransfer: Transfer {
 
     func whenIdle(_ work: @escaping () -> Void) { work() }
 
-    /// The attempt's end as the engine reports it (its last request's `code` is in `requestEnded`).
+    /// The attempt's end as the engine reports it (each request's code goes to `requestEnded`).
     func outcome(_ code: CurlCode) -> AttemptOutcome { .completed }
 
     func report(_ outcome: AttemptOutcome) -> AttemptReport {
@@ -118,93 +133,48 @@ final class SessionTransfer: Transfer {
         return report
     }
 
-    // MARK: The current request
+    // MARK: A request's callbacks
 
-    private func adopt(_ request: SessionRequest) {
-        body = request.body
-        bodyOffset = 0
-        parser = ResponseHeadParser()
-        response = nil
-        readFailure = nil
-        easy.onRead = { [unowned self] buffer in read(buffer) }
-        easy.onSeek = { [unowned self] offset in
+    private func adopt(_ lane: SessionLane) {
+        let id = ObjectIdentifier(lane.easy)
+        lanes[id] = lane
+        lane.easy.onRead = { [unowned self, unowned lane] buffer in read(buffer, lane) }
+        lane.easy.onSeek = { [unowned lane] offset in
             guard offset == 0 else { return false }
-            bodyOffset = 0
-            sentNow = 0
+            lane.rewind()
             return true
         }
-        easy.onHeader = { [unowned self] line in header(line) }
-        easy.onWrite = { [unowned self] bytes in
-            if var response, response.body.count < Self.responseLimit {
-                response.body.append(contentsOf: bytes.prefix(Self.responseLimit - response.body.count))
-                self.response = response
+        lane.easy.onHeader = { [unowned self, unowned lane] line in
+            if let head = lane.header(line) {
+                retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
             }
+            lastActivity = Monotonic.now
+            return true
+        }
+        lane.easy.onWrite = { [unowned self, unowned lane] bytes in
+            lane.keep(bytes)
             lastActivity = Monotonic.now
             return .consumed
         }
     }
 
-    private static func handle(for request: SessionRequest, headers: [String], tls: TLSOptions, network: NetworkOptions,
-                               signing: AWSSigning?, deadline: AttemptDeadline?, stallSeconds: Int) throws(TransferError) -> CurlEasy {
-        var curl = CurlEasy.Request(url: request.url)
-        curl.headers = request.headers + headers
-        curl.tls = tls
-        curl.network = network
-        curl.awsSigning = request.signed ? signing : nil
-        curl.timeoutMilliseconds = deadline?.remainingMilliseconds()
-        curl.followRedirects = false
-        curl.lowSpeedSeconds = stallSeconds
-        switch request.body {
-        case .none: curl.method = request.method == "GET" ? nil : request.method
-        case .file, .bytes: curl.body = CurlEasy.Body(method: request.method, length: request.bodyLength)
+    private func read(_ buffer: UnsafeMutableRawBufferPointer, _ lane: SessionLane) -> CurlEasy.ReadAction {
+        guard !stopped else { return .abort }
+        if lane.sendsFile {
+            guard pacer.admit() else { return .pause }
         }
         do {
-            return try CurlEasy(curl)
-        } catch {
-            throw .network("cannot set up the request: \(error)")
-        }
-    }
-
-    private func read(_ buffer: UnsafeMutableRawBufferPointer) -> CurlEasy.ReadAction {
-        guard !stopped else { return .abort }
-        switch body {
-        case .none:
-            return .bytes(0)
-        case .bytes(let bytes):
-            let count = min(buffer.count, bytes.count - Int(bodyOffset))
-            guard count > 0 else { return .bytes(0) }
-            bytes.withUnsafeBytes { source in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[Int(bodyOffset)..<Int(bodyOffset) + count]))
-            }
-            bodyOffset += Int64(count)
-            return .bytes(count)
-        case .file(let range):
-            guard pacer.admit() else { return .pause }
-            let left = range.count64 - bodyOffset
-            guard left > 0 else { return .bytes(0) }
-            let room = Int(min(Int64(min(buffer.count, pacer.allowance(buffer.count))), left))
-            do {
-                let count = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room]),
-                                            at: range.lowerBound + bodyOffset)
+            let room = lane.sendsFile ? min(buffer.count, pacer.allowance(buffer.count)) : buffer.count
+            let count = try lane.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room]), from: reader)
+            if lane.sendsFile {
                 pacer.moved(count)
-                bodyOffset += Int64(count)
-                sentNow = bodyOffset
                 if count > 0 { lastActivity = Monotonic.now }
-                if range.upperBound == reader.source.size, bodyOffset == range.count64 { try reader.verify() }
-                return .bytes(count)
-            } catch {
-                readFailure = error
-                return .abort
             }
+            return .bytes(count)
+        } catch {
+            lane.readFailure = error
+            return .abort
         }
-    }
-
-    private func header(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let head = parser.consume(bytes) else { return true }
-        if head.status >= 200 { response = SessionResponse(status: head.status, fields: head.fields) }
-        retryAfter = head.fields["retry-after"].flatMap { RetryAfter.milliseconds($0) }
-        lastActivity = Monotonic.now
-        return true
     }
 }
 

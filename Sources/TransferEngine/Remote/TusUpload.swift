@@ -42,7 +42,7 @@ struct TusUpload: SessionMachine {
         return .send(SessionRequest(method: "HEAD", url: url, headers: [Self.version]))
     }
 
-    mutating func answered(_ response: SessionResponse) -> SessionAction {
+    mutating func answered(_ response: SessionResponse, to request: SessionRequest) -> SessionAction {
         switch state {
         case .creating:
             guard response.status == 201 else { return .fail(.httpStatus(response.status)) }
@@ -76,7 +76,7 @@ struct TusUpload: SessionMachine {
             serverBytes = offset
             state = .recordingOffset
             return .record(.offset(offset))
-        case .idle, .recordingSession, .forgetting, .recordingOffset, .done:
+        case .idle, .recordingSession, .forgetting, .recordingOffset, .done:  // (one request at a time)
             return .fail(.protocolViolation("an answer the tus upload did not ask for"))
         }
     }
