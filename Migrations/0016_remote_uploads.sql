@@ -6,12 +6,13 @@
 ALTER TABLE jobs ADD COLUMN remote TEXT;
 ALTER TABLE jobs ADD COLUMN upload_session TEXT;
 
--- The S3 parts the server acknowledged, each recorded with its ETag as it completes.
+-- The S3 parts the server acknowledged, each recorded with its ETag (and CRC32) as it completes.
 CREATE TABLE upload_parts (
     job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
     number INTEGER NOT NULL,
     etag TEXT NOT NULL,
     size INTEGER NOT NULL,
+    checksum TEXT,  -- its CRC32 (base64), which completing the upload names
     PRIMARY KEY (job_id, number)
 ) WITHOUT ROWID;
 

@@ -34,6 +34,7 @@ import Testing
         var s3 = try machine(size: 20 * mib)
         let create = try #require(request(s3.start()))
         #expect(create.method == "POST" && create.url.hasSuffix("a%20b.bin?uploads="))
+        #expect(create.headers.contains("x-amz-checksum-algorithm: CRC32"))
         let created = s3.answered(SessionResponse(status: 200, body: xml(
             "<InitiateMultipartUploadResult><Bucket>bucket</Bucket><Key>k</Key><UploadId>U1</UploadId></InitiateMultipartUploadResult>")))
         #expect(created == .record(.session(UploadSession(uploadID: "U1", partSize: 8 * mib))))
@@ -42,10 +43,13 @@ import Testing
         while case .send(let part) = action, part.method == "PUT" {
             guard case .file(let range) = part.body else { break }
             sent.append(range)
-            #expect(part.url.contains("partNumber=\(sent.count)&uploadId=U1"))
-            let ack = s3.answered(SessionResponse(status: 200, fields: ["etag": "\"e\(sent.count)\""]), to: part)
-            #expect(ack == .record(.part(UploadedPart(number: sent.count, etag: "\"e\(sent.count)\"", size: range.count64),
-                                         serverBytes: range.upperBound)))
+            #expect(part.url.contains("partNumber=\(sent.count)&uploadId=U1") && part.checksummed)
+            // The driver adds the part's CRC32; S3 acknowledges it (or echoes it).
+            var sentPart = part
+            sentPart.headers.append("x-amz-checksum-crc32: c\(sent.count)")
+            let ack = s3.answered(SessionResponse(status: 200, fields: ["etag": "\"e\(sent.count)\""]), to: sentPart)
+            #expect(ack == .record(.part(UploadedPart(number: sent.count, etag: "\"e\(sent.count)\"", size: range.count64,
+                                                      checksum: "c\(sent.count)"), serverBytes: range.upperBound)))
             action = s3.recorded()
         }
         #expect(sent == [0..<(8 * mib), (8 * mib)..<(16 * mib), (16 * mib)..<(20 * mib)])
@@ -55,6 +59,7 @@ import Testing
         let text = String(decoding: body, as: UTF8.self)
         #expect(text.contains("<PartNumber>1</PartNumber>") && text.contains("<PartNumber>3</PartNumber>"))
         #expect(text.contains("e1") && text.contains("e2") && text.contains("e3"))
+        #expect(text.contains("<ChecksumCRC32>c3</ChecksumCRC32>"))
         // Complete may fail in a 200 answer's body.
         var failing = s3
         guard case .fail = failing.answered(SessionResponse(status: 200, body: xml("<Error><Code>InternalError</Code></Error>"))) else {

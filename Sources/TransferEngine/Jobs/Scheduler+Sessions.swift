@@ -81,8 +81,29 @@ extension Scheduler {
         }
     }
 
-    /// Hands one request to the engine; false when the attempt ended instead.
+    /// Hands one request to the engine (a checksummed one once its checksum is computed on a
+    /// file thread); false when the attempt ended instead.
     private func send(_ request: SessionRequest, of transfer: SessionTransfer) -> Bool {
+        if request.checksummed, case .file(let range) = request.body {
+            let (id, attempt, reader, inbox) = (transfer.jobID, transfer.attempt, transfer.reader, inbox!)
+            fileThreads.async {
+                let crc = Result { () throws(TransferError) in try CRC32.of(range, in: reader) }
+                inbox.post { scheduler in
+                    guard let transfer = scheduler.engine[id]?.transfer as? SessionTransfer, transfer.attempt == attempt,
+                          !transfer.isStopped else { return }
+                    switch crc {
+                    case .success(let crc):
+                        var signed = request
+                        signed.checksummed = false
+                        signed.headers.append("\(SessionRequest.checksumHeader): \(crc.base64)")
+                        _ = scheduler.send(signed, of: transfer)
+                    case .failure(let error):
+                        scheduler.end(transfer, .failed(error))
+                    }
+                }
+            }
+            return true
+        }
         let easy: CurlEasy
         do {
             easy = try transfer.begin(request)

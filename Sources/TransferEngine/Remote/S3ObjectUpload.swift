@@ -81,7 +81,7 @@ struct S3ObjectUpload: SessionMachine {
             }
             // Only parts the plan would send are kept: a part of another size is sent again.
             for part in page.parts where plan.range(ofPart: part.number)?.count64 == part.size {
-                listed.append(UploadedPart(number: part.number, etag: part.etag, size: part.size))
+                listed.append(UploadedPart(number: part.number, etag: part.etag, size: part.size, checksum: part.checksumCRC32))
             }
             if page.isTruncated, let marker = page.nextPartNumberMarker { return list(after: marker) }
             parts = Dictionary(listed.map { ($0.number, $0) }, uniquingKeysWith: { $1 })
@@ -96,7 +96,8 @@ struct S3ObjectUpload: SessionMachine {
             guard let etag = response.fields["etag"], !etag.isEmpty else {
                 return .fail(.protocolViolation("S3 acknowledged part \(number) without an ETag"))
             }
-            let acknowledged = UploadedPart(number: number, etag: etag, size: size)
+            let checksum = response.fields[SessionRequest.checksumHeader] ?? request.checksum
+            let acknowledged = UploadedPart(number: number, etag: etag, size: size, checksum: checksum)
             parts[number] = acknowledged
             state = .recordingPart
             return .record(.part(acknowledged, serverBytes: serverBytes))
@@ -144,8 +145,9 @@ struct S3ObjectUpload: SessionMachine {
 
     private mutating func create() -> SessionAction {
         state = .creating
-        return .send(signed("POST", location.objectURL(endpoint, .createMultipartUpload), headers: ["Content-Type: \(contentType)"],
-                            body: .bytes([])))
+        // Each part carries its CRC32, which S3 checks; Complete names them all.
+        return .send(signed("POST", location.objectURL(endpoint, .createMultipartUpload),
+                            headers: ["Content-Type: \(contentType)", "x-amz-checksum-algorithm: CRC32"], body: .bytes([])))
     }
 
     private mutating func list(after marker: Int?) -> SessionAction {
@@ -166,7 +168,8 @@ struct S3ObjectUpload: SessionMachine {
         state = .sending
         if let part = nextPart() { return .send(part) }
         guard inFlight.isEmpty else { return .idle }
-        let completed = (1...plan.partCount).compactMap { parts[$0] }.map { S3CompletedPart(number: $0.number, etag: $0.etag) }
+        let completed = (1...plan.partCount).compactMap { parts[$0] }
+            .map { S3CompletedPart(number: $0.number, etag: $0.etag, checksumCRC32: $0.checksum) }
         guard let body = try? S3XML.completeMultipartUploadBody(completed) else {
             return .fail(.protocolViolation("cannot write the CompleteMultipartUpload request"))
         }
@@ -183,6 +186,7 @@ struct S3ObjectUpload: SessionMachine {
             inFlight[number] = range.count64
             var request = signed("PUT", location.objectURL(endpoint, .uploadPart(number: number, uploadId: id)), body: .file(range))
             request.tag = number
+            request.checksummed = true
             return request
         }
         return nil

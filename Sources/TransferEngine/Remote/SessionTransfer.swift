@@ -7,7 +7,8 @@ final class SessionTransfer: Transfer {
     let jobID: JobID
     let attempt: Int
     private(set) var machine: any SessionMachine
-    private let reader: SourceReader
+    /// The file, open and checked (read on the loop thread and, for checksums, on file threads).
+    let reader: SourceReader
     /// What every request of the job carries: its headers, TLS and network options.
     private let jobHeaders: [String]
     private let tls: TLSOptions
@@ -68,6 +69,9 @@ final class SessionTransfer: Transfer {
 
     /// Another request the machine can send beside those in flight.
     func more() -> SessionRequest? { stopped ? nil : machine.more() }
+
+    /// Over: nothing more is sent.
+    var isStopped: Bool { stopped }
 
     /// The request of `handle` ended with `code`: what the machine asks for next.
     func requestEnded(_ handle: CurlEasy, _ code: CurlCode) -> SessionAction {

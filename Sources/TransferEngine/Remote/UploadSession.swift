@@ -16,15 +16,19 @@ public struct UploadSession: Codable, Equatable, Sendable {
     }
 }
 
-/// An S3 part the server acknowledged: recorded with its ETag, which completing the upload names.
+/// An S3 part the server acknowledged: recorded with its ETag and CRC32, which completing the
+/// upload names.
 public struct UploadedPart: Codable, Equatable, Sendable {
     public var number: Int
     public var etag: String
     public var size: Int64
+    /// Its CRC32 (base64), as sent in `x-amz-checksum-crc32` and checked by S3.
+    public var checksum: String?
 
-    public init(number: Int, etag: String, size: Int64) {
+    public init(number: Int, etag: String, size: Int64, checksum: String? = nil) {
         self.number = number
         self.etag = etag
         self.size = size
+        self.checksum = checksum
     }
 }

@@ -5,11 +5,14 @@ public struct S3Part: Equatable, Sendable {
     /// As S3 sends it, quotes included (`"abc…"`).
     public var etag: String
     public var size: Int64
+    /// `ChecksumCRC32` (base64), when the upload declared CRC32.
+    public var checksumCRC32: String?
 
-    public init(number: Int, etag: String, size: Int64) {
+    public init(number: Int, etag: String, size: Int64, checksumCRC32: String? = nil) {
         self.number = number
         self.etag = etag
         self.size = size
+        self.checksumCRC32 = checksumCRC32
     }
 }
 
@@ -34,9 +37,12 @@ public struct S3PartsPage: Equatable, Sendable {
 public struct S3CompletedPart: Equatable, Sendable {
     public var number: Int
     public var etag: String
+    /// The part's CRC32 (base64), which Complete must name for an upload that declared CRC32.
+    public var checksumCRC32: String?
 
-    public init(number: Int, etag: String) {
+    public init(number: Int, etag: String, checksumCRC32: String? = nil) {
         self.number = number
         self.etag = etag
+        self.checksumCRC32 = checksumCRC32
     }
 }

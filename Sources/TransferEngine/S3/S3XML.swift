@@ -22,21 +22,22 @@ public enum S3XML {
     /// page starts.
     public static func partsPage(_ body: [UInt8]) throws(S3XMLError) -> S3PartsPage {
         var page = S3PartsPage(parts: [], isTruncated: false, nextPartNumberMarker: nil)
-        var part: (number: Int?, etag: String?, size: Int64?)?
+        var part: (number: Int?, etag: String?, size: Int64?, checksum: String?)?
         // moto (like older S3-compatible servers) names the answer `ListPartsResponse`.
         try S3XMLReader(body).walk(root: "ListPartsResult", or: "ListPartsResponse") { event, depth throws(S3XMLError) in
             switch (event, depth) {
-            case (.open("Part"), 2): part = (nil, nil, nil)
+            case (.open("Part"), 2): part = (nil, nil, nil, nil)
             case (.close("PartNumber", let text), 3) where part != nil:
                 part?.number = Int(try number(text, field: "PartNumber", in: 1...Int64(S3PartPlan.maximumParts)))
             case (.close("ETag", let text), 3) where part != nil: part?.etag = text
+            case (.close("ChecksumCRC32", let text), 3) where part != nil && !text.isEmpty: part?.checksum = text
             case (.close("Size", let text), 3) where part != nil:
                 part?.size = try number(text, field: "Size", in: 0...S3PartPlan.maximumPartSize)
             case (.close("Part", _), 2):
                 guard let found = part, let number = found.number else { throw .missingField("PartNumber", in: "Part") }
                 guard let etag = found.etag, !etag.isEmpty else { throw .missingField("ETag", in: "Part") }
                 guard let size = found.size else { throw .missingField("Size", in: "Part") }
-                page.parts.append(S3Part(number: number, etag: etag, size: size))
+                page.parts.append(S3Part(number: number, etag: etag, size: size, checksumCRC32: found.checksum))
                 part = nil
             case (.close("IsTruncated", let text), 2): page.isTruncated = try bool(text, field: "IsTruncated")
             case (.close("NextPartNumberMarker", let text), 2) where !text.isEmpty:
@@ -128,7 +129,8 @@ public enum S3XML {
                   !part.etag.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw .invalidValue(part.etag, field: "ETag")
             }
-            body += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(escaped(part.etag))</ETag></Part>"
+            let checksum = part.checksumCRC32.map { "<ChecksumCRC32>\(escaped($0))</ChecksumCRC32>" } ?? ""
+            body += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(escaped(part.etag))</ETag>\(checksum)</Part>"
             previous = part.number
         }
         return body + "</CompleteMultipartUpload>"

@@ -8,9 +8,9 @@ extension JobStore {
         let texts = try connection.query("SELECT upload_session FROM jobs WHERE id = ?", [id.rawValue]) { $0.optionalText() }
         guard let text = texts.first ?? nil else { return nil }
         let session = try JSONDecoder().decode(UploadSession.self, from: Data(text.utf8))
-        let parts = try connection.query("SELECT number, etag, size FROM upload_parts WHERE job_id = ? ORDER BY number",
+        let parts = try connection.query("SELECT number, etag, size, checksum FROM upload_parts WHERE job_id = ? ORDER BY number",
                                          [id.rawValue]) { row in
-            UploadedPart(number: Int(row.int64()), etag: row.text(), size: row.int64())
+            UploadedPart(number: Int(row.int64()), etag: row.text(), size: row.int64(), checksum: row.optionalText())
         }
         return (session, parts)
     }
@@ -28,9 +28,10 @@ extension JobStore {
     public func recordPart(_ id: JobID, _ part: UploadedPart, bytesDone: Int64) throws {
         try transaction {
             try connection.run("""
-                INSERT INTO upload_parts (job_id, number, etag, size) VALUES (?, ?, ?, ?)
-                ON CONFLICT (job_id, number) DO UPDATE SET etag = excluded.etag, size = excluded.size
-                """, id.rawValue, part.number, part.etag, part.size)
+                INSERT INTO upload_parts (job_id, number, etag, size, checksum) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (job_id, number) DO UPDATE SET etag = excluded.etag, size = excluded.size,
+                                                           checksum = excluded.checksum
+                """, id.rawValue, part.number, part.etag, part.size, part.checksum)
             try connection.run("UPDATE jobs SET bytes_done = ? WHERE id = ?", bytesDone, id.rawValue)
         }
     }
@@ -40,8 +41,8 @@ extension JobStore {
         try transaction {
             try connection.run("DELETE FROM upload_parts WHERE job_id = ?", id.rawValue)
             for part in parts {
-                try connection.run("INSERT INTO upload_parts (job_id, number, etag, size) VALUES (?, ?, ?, ?)",
-                                   id.rawValue, part.number, part.etag, part.size)
+                try connection.run("INSERT INTO upload_parts (job_id, number, etag, size, checksum) VALUES (?, ?, ?, ?, ?)",
+                                   id.rawValue, part.number, part.etag, part.size, part.checksum)
             }
             try connection.run("UPDATE jobs SET bytes_done = ? WHERE id = ?", bytesDone, id.rawValue)
         }

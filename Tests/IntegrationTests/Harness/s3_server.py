@@ -88,7 +88,7 @@ class Stats:
         self.ops = {}
 
     def _entry(self, op):
-        return self.ops.setdefault(op, {"requests": 0, "bytes": 0, "errors": 0})
+        return self.ops.setdefault(op, {"requests": 0, "bytes": 0, "errors": 0, "seconds": 0.0})
 
     def request(self, op):
         with self.lock:
@@ -102,6 +102,10 @@ class Stats:
     def error(self, op):
         with self.lock:
             self._entry(op)["errors"] += 1
+
+    def took(self, op, seconds):
+        with self.lock:
+            self._entry(op)["seconds"] += seconds
 
     def snapshot(self):
         with self.lock:
@@ -295,11 +299,14 @@ def harness_app(app, stats, relay):
                 stats.error(op)
             return start_response(status, headers, exc_info)
 
+        started = time.monotonic()
         try:
-            return app(environ, counting_start_response)
+            return app(environ, counting_start_response)  # (moto answers whole: the time it worked)
         except Exception:  # werkzeug answers 500 (moto: a request without Authorization once auth is on)
             stats.error(op)
             raise
+        finally:
+            stats.took(op, time.monotonic() - started)
 
     return wrapped
 
