@@ -31,8 +31,8 @@ struct UploadCommand: Subcommand {
           --tus                   URL is a tus 1.0 endpoint: a resumable upload
           --chunk-size SIZE       tus: bytes per PATCH (default 32M); S3: bytes per part
                                   (default 8M, more when the file needs over 10,000 parts)
-          --parts-in-flight N     S3: parts sent at once, 1 to 16 (default 4; at most the daemon's
-                                  --max-per-host)
+          --parts-in-flight N     S3: parts sent at once, 1 to 16 (default 4; never more than
+                                  the daemon's limit of transfers per host)
           --s3-endpoint URL       an S3-compatible store (MinIO, Ceph, ...; path-style requests)
           --region R              the S3 region (default: AWS_REGION, the profile's, us-east-1)
           --profile P             the profile of the daemon's ~/.aws/credentials (default:
