@@ -7,36 +7,23 @@ import Glibc
 
 /// The S3 harness itself (moto with signature checking on, the relay, the stats, boto3 reading
 /// back), driven by the real curl binary and its `--aws-sigv4`: no transferd involved.
-final class S3HarnessTests: XCTestCase {
-    private var workDir: URL!
+final class S3HarnessTests: ServerHarnessTestCase {
     private var s3: S3Server!
-    private var runner: CommandRunner!
     /// SHA-256 of no bytes: the `x-amz-content-sha256` of a request without a body.
     private let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
+    override class var workPrefix: String { "tds3" }
+    override var serverLog: (name: String, text: String)? { s3.map { ("moto", $0.log()) } }
+
     override func setUpWithError() throws {
         try super.setUpWithError()
-        workDir = try TempDirectory.make(prefix: "tds3")
-        runner = try CommandRunner(scratch: workDir.appendingPathComponent("curl"))
         s3 = try S3Server(directory: workDir.appendingPathComponent("s3"))
         try s3.start()
     }
 
     override func tearDownWithError() throws {
         s3?.stop()
-        if let run = testRun, run.totalFailureCount > 0 {
-            print("---- \(name): kept \(workDir.path); moto log (tail):\n"
-                + (s3?.log().split(separator: "\n").suffix(60).joined(separator: "\n") ?? "") + "\n----")
-        } else if let workDir {
-            try? FileManager.default.removeItem(at: workDir)
-        }
         try super.tearDownWithError()
-    }
-
-    private func source(_ name: String, size: Int) throws -> URL {
-        let url = workDir.appendingPathComponent(name)
-        try Files.randomData(count: size).write(to: url)
-        return url
     }
 
     /// curl signing with `key:secret` (the server's own by default).

@@ -182,15 +182,8 @@ final class S3ResumableUploadTests: S3TestCase {
     }
 
     func testABackupToAnS3PrefixPutsEachFileUnderItsKey() throws {
-        let tree = workDir.appendingPathComponent("tree")
         let files = ["top.txt", "a/b/deep.bin", "a/with space.txt"]
-        var digests: [String: String] = [:]
-        for (index, relative) in files.enumerated() {
-            let url = tree.appendingPathComponent(relative)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Files.randomData(count: 64 * KiB + index).write(to: url)
-            digests[relative] = try cli.sha256(of: url)
-        }
+        let (tree, digests) = try makeTree(files, size: 64 * KiB)
         let result = try cli.backup(tree, to: "s3://\(s3.bucket)/backups/tree", ["--s3-endpoint", s3.endpoint])
         let batch = try XCTUnwrap(jsonInt(result["batch"]), "\(result)")
         let waited = cli.run(["wait", "--batch", String(batch)], timeout: 60)

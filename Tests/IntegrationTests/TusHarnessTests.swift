@@ -7,34 +7,21 @@ import Glibc
 
 /// The tus harness itself (tuspyserver under uvicorn, its storage helpers and stats), driven by
 /// the real curl binary: no transferd involved.
-final class TusHarnessTests: XCTestCase {
-    private var workDir: URL!
+final class TusHarnessTests: ServerHarnessTestCase {
     private var tus: TusServer!
-    private var runner: CommandRunner!
+
+    override class var workPrefix: String { "tdtus" }
+    override var serverLog: (name: String, text: String)? { tus.map { ("tus server", $0.log()) } }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        workDir = try TempDirectory.make(prefix: "tdtus")
-        runner = try CommandRunner(scratch: workDir.appendingPathComponent("curl"))
         tus = try TusServer(directory: workDir.appendingPathComponent("tus"))
         try tus.start()
     }
 
     override func tearDownWithError() throws {
         tus?.stop()
-        if let run = testRun, run.totalFailureCount > 0 {
-            print("---- \(name): kept \(workDir.path); tus server log (tail):\n"
-                + (tus?.log().split(separator: "\n").suffix(60).joined(separator: "\n") ?? "") + "\n----")
-        } else if let workDir {
-            try? FileManager.default.removeItem(at: workDir)
-        }
         try super.tearDownWithError()
-    }
-
-    private func source(_ name: String, size: Int) throws -> URL {
-        let url = workDir.appendingPathComponent(name)
-        try Files.randomData(count: size).write(to: url)
-        return url
     }
 
     private func tusRequest(_ arguments: [String]) -> CurlExchange {

@@ -142,16 +142,8 @@ final class TusResumableUploadTests: TusTestCase {
     }
 
     func testABackupToATusEndpointNamesEachUploadByItsRelativePath() throws {
-        let tree = workDir.appendingPathComponent("tree")
         let files = ["top.txt", "a/b/deep.bin", "a/with space.txt"]
-        var digests: [String: String] = [:]
-        for (index, relative) in files.enumerated() {
-            let url = tree.appendingPathComponent(relative)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let data = Files.randomData(count: 100 * KiB + index)
-            try data.write(to: url)
-            digests[relative] = try cli.sha256(of: url)
-        }
+        let (tree, digests) = try makeTree(files, size: 100 * KiB)
         let result = try cli.backup(tree, to: "tus+" + tus.endpoint)
         let batch = try XCTUnwrap(jsonInt(result["batch"]), "\(result)")
         let waited = cli.run(["wait", "--batch", String(batch)], timeout: 60)

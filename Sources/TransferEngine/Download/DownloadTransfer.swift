@@ -165,7 +165,6 @@ final class DownloadTransfer: Transfer {
         return report
     }
     var progress: (done: Int64, total: Int64?) { (offset, resume.bytesTotal) }
-    var keptBytes: Int64 { checkpoint.bytesDurable }
 
     /// Makes the bytes received since the last checkpoint durable, at least once a second.
     func tick() {

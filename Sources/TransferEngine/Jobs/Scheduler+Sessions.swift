@@ -84,7 +84,7 @@ extension Scheduler {
     /// Hands one request to the engine (a checksummed one once its checksum is computed on a
     /// file thread); false when the attempt ended instead.
     private func send(_ request: SessionRequest, of transfer: SessionTransfer) -> Bool {
-        if request.checksummed, case .file(let range) = request.body {
+        if request.checksummed, request.checksum == nil, case .file(let range) = request.body {
             let (id, attempt, reader, inbox) = (transfer.jobID, transfer.attempt, transfer.reader, inbox!)
             fileThreads.async {
                 let crc = Result { () throws(TransferError) in try CRC32.of(range, in: reader) }
@@ -93,10 +93,9 @@ extension Scheduler {
                           !transfer.isStopped else { return }
                     switch crc {
                     case .success(let crc):
-                        var signed = request
-                        signed.checksummed = false
-                        signed.headers.append("\(SessionRequest.checksumHeader): \(crc.base64)")
-                        _ = scheduler.send(signed, of: transfer)
+                        var summed = request
+                        summed.checksum = crc.base64
+                        _ = scheduler.send(summed, of: transfer)
                     case .failure(let error):
                         scheduler.end(transfer, .failed(error))
                     }

@@ -14,9 +14,6 @@ protocol Transfer: AnyObject {
     var direction: TransferDirection { get }
     /// The job's bytes and total as they are now (a download counts what it had before the attempt).
     var progress: (done: Int64, total: Int64?) { get }
-    /// The bytes the job keeps once this attempt is over: a download's durable ones; an upload
-    /// sends its body again.
-    var keptBytes: Int64 { get }
     /// Paces the transfer against its own and the global limit of its direction.
     var pacer: Pacer { get }
     /// Once a second, on the loop thread: what the transfer does regularly (a download's checkpoint).

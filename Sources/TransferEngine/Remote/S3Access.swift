@@ -12,7 +12,7 @@ struct S3Access: Sendable {
     var signing: AWSSigning
 
     /// The access of `job`, whose `remote` is S3; the daemon's environment by default.
-    init(_ job: Job, environment: [String: String] = S3Access.daemonEnvironment()) throws(TransferError) {
+    init(_ job: Job, environment: [String: String] = S3Access.daemonEnvironment) throws(TransferError) {
         let remote = job.remote ?? RemoteOptions(kind: .s3)
         do {
             location = try S3Location(parsing: job.url)
@@ -33,8 +33,9 @@ struct S3Access: Sendable {
         }
     }
 
-    /// The variables credentials and regions are read from (the daemon's own).
-    static func daemonEnvironment() -> [String: String] {
+    /// The variables credentials and regions are read from: the daemon's own, read once (the
+    /// files they name are read at every attempt).
+    static let daemonEnvironment: [String: String] = {
         var environment: [String: String] = [:]
         var entry = environ
         while let pointer = entry.pointee {
@@ -45,5 +46,5 @@ struct S3Access: Sendable {
             entry += 1
         }
         return environment
-    }
+    }()
 }

@@ -16,7 +16,7 @@ final class SessionLane {
          deadline: AttemptDeadline?, stallSeconds: Int) throws(TransferError) {
         self.request = request
         var curl = CurlEasy.Request(url: request.url)
-        curl.headers = request.headers + headers
+        curl.headers = request.headers + headers + (request.checksum.map { ["\(SessionRequest.checksumHeader): \($0)"] } ?? [])
         curl.tls = tls
         curl.network = network
         curl.awsSigning = request.signed ? signing : nil

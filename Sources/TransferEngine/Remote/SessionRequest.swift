@@ -18,19 +18,12 @@ struct SessionRequest: Equatable, Sendable {
     var signed = false
     /// Which of the machine's concurrent requests this is (an S3 part's number; 0: the only one).
     var tag = 0
-    /// The body's CRC32 goes with it (`x-amz-checksum-crc32`), computed from the file before it
-    /// is sent.
+    /// The body's CRC32 goes with it (`x-amz-checksum-crc32`): asked for by the machine,
+    /// computed from the file (base64) before the request is sent.
     var checksummed = false
+    var checksum: String?
 
     static let checksumHeader = "x-amz-checksum-crc32"
-
-    /// The CRC32 the request was sent with (base64).
-    var checksum: String? {
-        headers.lazy.compactMap { header -> String? in
-            guard let colon = header.firstIndex(of: ":"), header[..<colon].lowercased() == Self.checksumHeader else { return nil }
-            return String(header[header.index(after: colon)...]).trimmingSpaces
-        }.first
-    }
 
     var bodyLength: Int64 {
         switch body {

@@ -112,7 +112,6 @@ final class SessionTransfer: Transfer {
         let inFlight = lanes.values.reduce(Int64(0)) { $0 + ($1.sendsFile ? $1.sent : 0) }
         return (min(reader.source.size, machine.serverBytes + inFlight), reader.source.size)
     }
-    var keptBytes: Int64 { machine.serverBytes }
     var partialFile: PartialFile? { nil }
     var redirectStep: RedirectStep? { nil }
     var isThrottled: Bool { pacer.isWaiting }

@@ -73,7 +73,6 @@ final class UploadTransfer: Transfer {
     var transferred: Int64 { sent }
     var direction: TransferDirection { .up }
     var progress: (done: Int64, total: Int64?) { (sent, contentLength) }
-    var keptBytes: Int64 { 0 }
     func tick() {}
     /// The whole request reached the connection: the server may have acted on it.
     var requestSent: Bool { easy.sentWholeRequest(bodyLength: contentLength) }

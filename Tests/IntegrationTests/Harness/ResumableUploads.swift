@@ -14,6 +14,20 @@ extension IntegrationTestCase {
         return (url, try cli.sha256(of: url))
     }
 
+    /// A directory `tree` in the work directory holding `files` (relative paths) of random bytes,
+    /// `size` plus the file's index each; returns it and each file's sha256.
+    func makeTree(_ files: [String], size: Int) throws -> (url: URL, sha256: [String: String]) {
+        let tree = workDir.appendingPathComponent("tree")
+        var digests: [String: String] = [:]
+        for (index, relative) in files.enumerated() {
+            let url = tree.appendingPathComponent(relative)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Files.randomData(count: size + index).write(to: url)
+            digests[relative] = try cli.sha256(of: url)
+        }
+        return (tree, digests)
+    }
+
     /// Waits until job `id` is running with at least `fraction` of `size` moved, then runs `interrupt`;
     /// once for each fraction. Returns the bytes the job showed at each interruption.
     @discardableResult
