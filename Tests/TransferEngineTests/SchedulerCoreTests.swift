@@ -306,6 +306,19 @@ import Testing
         #expect((try? driver.acks[ack]?.get())?.state == .paused)
     }
 
+    @Test func aFinalizeShortOfDescriptorsKeepsTheBytesAndTriesAgain() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        let report = makeReport(1, .completed, kept: 1000)
+        driver.send(.attemptEnded(id, report))
+        driver.send(.finalized(id, report, .failure(.fdShortage("cannot open the directory /d"))))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .waiting && record?.change.waitReason == .descriptors)
+        #expect(record?.resume == .save(report.resume!) && record?.partial == .sync, "its bytes are kept for the next attempt")
+        #expect(driver.job(1)?.bytesDone == 1000)
+    }
+
     @Test func aChecksumMismatchDiscardsTheBytesEvenWithACancelPending() {
         var driver = CoreDriver()
         driver.send(.adopted(makeJob(1)))

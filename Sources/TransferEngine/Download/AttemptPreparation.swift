@@ -77,7 +77,11 @@ enum AttemptPreparation: Sendable {
             if PartialFile.exists(resume.partialPath) {
                 return .finalize(try PartialFile(path: resume.partialPath), resume)
             }
-            if let destination, PartialFile.exists(destination) { return .alreadyComplete }
+            if let destination, PartialFile.exists(destination) {
+                // Renamed before the daemon stopped; its directory entry perhaps not yet synced.
+                try DirectoryHandle(PartialFile.directory(of: destination)).sync()
+                return .alreadyComplete
+            }
             resume = ResumeState(partialPath: resume.partialPath)
         }
         let file = try PartialFile(path: resume.partialPath, directoryMode: FileModes(umask: job.umask).directory)

@@ -8,8 +8,8 @@ import Synchronization
 /// Files that finish while a group is being made durable form the next group, which is made
 /// durable together: writeback started for every file, then one syncfs for the file system
 /// many of them share, or each fdatasynced side by side on threads of its own (`GroupSync`
-/// chooses), the `finalizing` marks recorded in one transaction, the renames, one fsync per
-/// directory, and only then is each answered. Each file keeps the order of durability of one
+/// chooses), their directories opened, the `finalizing` marks recorded in one transaction, the
+/// renames, one fsync per directory, and only then is each answered. Each file keeps the order of durability of one
 /// finished alone: bytes synced, marked finalizing, renamed, directory entry synced — before
 /// its job is recorded completed.
 /// Thread: any; groups run one at a time on their own queue.
@@ -52,27 +52,39 @@ final class FinishGroup: Sendable {
         }
         for finish in group { finish.file.startWriteback() }
         var results = syncAll(group)
+        let directories = openDirectories(group, &results)
         markFinalizing(group, &results)
-        var directories: [String] = []
-        var seen = Set<String>()
+        var renamedInto = Set<String>()
         for (index, finish) in group.enumerated() where results[index].isSuccess {
             results[index] = Result { () throws(TransferError) in
                 try finish.file.moveIntoPlace(finish.destination, replacing: finish.replacing, mode: finish.mode)
             }
-            let directory = PartialFile.directory(of: finish.destination)
-            if results[index].isSuccess, seen.insert(directory).inserted { directories.append(directory) }
+            if results[index].isSuccess { renamedInto.insert(PartialFile.directory(of: finish.destination)) }
         }
-        for directory in directories {
+        for directory in directories where renamedInto.contains(directory.path) {
             do throws(TransferError) {
-                try PartialFile.syncDirectory(directory)
+                try directory.sync()
             } catch {
                 // Renamed, but the entry may not survive a crash: not completed.
-                for (index, finish) in group.enumerated() where PartialFile.directory(of: finish.destination) == directory {
+                for (index, finish) in group.enumerated() where PartialFile.directory(of: finish.destination) == directory.path {
                     results[index] = .failure(error)
                 }
             }
         }
         for (finish, result) in zip(group, results) { finish.done(result) }
+    }
+
+    /// Opens the directory of every file still on its way, once each; a file whose directory
+    /// cannot be opened (no descriptor to spare) fails before it is marked or renamed.
+    private func openDirectories(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) -> [DirectoryHandle] {
+        var opened: [String: Result<DirectoryHandle, TransferError>] = [:]
+        for (index, finish) in group.enumerated() where results[index].isSuccess {
+            let path = PartialFile.directory(of: finish.destination)
+            let directory = opened[path] ?? Result { () throws(TransferError) in try DirectoryHandle(path) }
+            opened[path] = directory
+            if case .failure(let error) = directory { results[index] = .failure(error) }
+        }
+        return opened.values.compactMap { try? $0.get() }
     }
 
     /// Makes every file of the group durable and waits for them all: one syncfs for each file

@@ -192,14 +192,6 @@ public final class PartialFile: @unchecked Sendable {
         return directory.isEmpty ? "/" : directory
     }
 
-    /// Makes the entries of `directory` (a rename into it) durable.
-    static func syncDirectory(_ directory: String) throws(TransferError) {
-        let fd = RawPath.withCString(directory) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { throw error(path: directory, operation: "open the directory", errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw error(path: directory, operation: "sync the directory", errno: errno) }
-    }
-
     /// Creates the destination's missing parent directories with `mode` (exactly: the daemon's
     /// own umask does not narrow the client's).
     static func createDirectories(for path: String, mode: mode_t) throws(TransferError) {

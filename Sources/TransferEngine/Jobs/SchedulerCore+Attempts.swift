@@ -163,8 +163,9 @@ extension SchedulerCore {
         appendAction(.finalize(id, report))
     }
 
-    /// Finalizing ended: the job completed, or failed (a checksum mismatch discards its bytes);
-    /// a pause or cancel given meanwhile applies only if it failed.
+    /// Finalizing ended: the job completed, or failed (a checksum mismatch discards its bytes;
+    /// a shortage of descriptors waits to try again); a pause or cancel given meanwhile applies
+    /// only if it failed.
     mutating func finalized(_ id: JobID, _ report: AttemptReport, _ result: Result<Int64, TransferError>, now: Timestamp) {
         guard let record = jobs[id], record.job.state == .running, record.job.attempts == report.attempt,
               case .finalizing(let deferred) = record.phase else { return }
@@ -184,6 +185,8 @@ extension SchedulerCore {
             if let deferred, !discard {
                 return apply(deferred, to: id, report: nil, now: now)
             }
+            // Short of descriptors before its rename: its bytes wait for the next attempt.
+            if error.isShortOfDescriptors { return fail(id, report, error, now: now) }
             let partialPath = record.job.partialPath
             transition(id, StateChange(.failed, reason: error.message, error: error.record, httpStatus: report.status,
                                        bytesDone: discard ? 0 : report.resume?.bytesDurable), now: now) {
