@@ -35,12 +35,12 @@ start=$(now); batch=$(ctl batch submit "$BENCH_DIR/manifest.jsonl" 2>/dev/null);
 printf 'submit %d lines: %.3f s (batch %s)\n' "$JOBS" "$(echo "$end - $start" | bc -l)" "$batch"
 start=$(now); ctl list --batch "$batch" --limit 100 --json > "$BENCH_DIR/page1.json"; end=$(now)
 printf 'list --batch %s --limit 100: %.0f ms\n' "$batch" "$(echo "($end - $start) * 1000" | bc -l)"
-last=$(grep -o '"id" : [0-9]*' "$BENCH_DIR/page1.json" | tail -1 | grep -o '[0-9]*$')
+last=$(grep -o '"id" *: *[0-9]*' "$BENCH_DIR/page1.json" | tail -1 | grep -o '[0-9]*$')
 start=$(now); ctl list --batch "$batch" --limit 100 --before "$last" --json > "$BENCH_DIR/page2.json"; end=$(now)
 printf 'list --batch %s --limit 100 --before %s: %.0f ms\n' "$batch" "$last" "$(echo "($end - $start) * 1000" | bc -l)"
 start=$(now); ctl batch show "$batch" >/dev/null; end=$(now)
 printf 'batch show %s: %.0f ms\n' "$batch" "$(echo "($end - $start) * 1000" | bc -l)"
-queued=$(ctl batch show "$batch" --json | grep -o '"jobCount" : [0-9]*' | grep -o '[0-9]*$')
+queued=$(ctl batch show "$batch" --json | grep -o '"jobCount" *: *[0-9]*' | grep -o '[0-9]*$')
 [ "$queued" -eq "$JOBS" ] || { echo "batch holds $queued jobs, expected $JOBS" >&2; exit 1; }
 ctl cancel --batch "$batch" >/dev/null
 

@@ -49,7 +49,7 @@ fi
 check_destinations "the end"
 count=$(find "$BENCH_DIR/out" -maxdepth 1 -name 'f*' | wc -l)
 [ "$count" -eq "$FILES" ] || { echo "FAIL: $count of $FILES files in place" >&2; exit 1; }
-completed=$(ctl batch show "$batch" --json | grep -o '"completed" : [0-9]*' | grep -o '[0-9]*$')
+completed=$(ctl batch show "$batch" --json | grep -o '"completed" *: *[0-9]*' | grep -o '[0-9]*$')
 [ "$completed" -eq "$FILES" ] || { echo "FAIL: $completed of $FILES jobs completed" >&2; exit 1; }
 kill "$TRANSFERD_PID"; wait "$TRANSFERD_PID" 2>/dev/null || true; TRANSFERD_PID=
 integrity=$(sqlite3 "$BENCH_DIR/state/transfers.db" 'PRAGMA integrity_check')
