@@ -9,9 +9,9 @@ import Synchronization
 /// durable together: writeback started for every file, then one syncfs for the file system
 /// many of them share, or each fdatasynced side by side on threads of its own (`GroupSync`
 /// chooses), their directories opened, the `finalizing` marks recorded in one transaction, the
-/// renames, one fsync per directory, and only then is each answered. Each file keeps the order of durability of one
-/// finished alone: bytes synced, marked finalizing, renamed, directory entry synced — before
-/// its job is recorded completed.
+/// renames, one fsync per directory, and only then is each answered. Each file keeps the order
+/// of durability of one finished alone: bytes synced, marked finalizing, renamed, directory
+/// entry synced — before its job is recorded completed.
 /// Thread: any; groups run one at a time on their own queue.
 final class FinishGroup: Sendable {
     struct Finish: Sendable {
