@@ -12,7 +12,11 @@ final class EventBus {
     /// ...and above this one it is dropped.
     static let dropBacklog = 4 << 20
 
-    private(set) var recent: [TransferEvent] = []
+    /// The most recent events (at most `recentLimit`), oldest first.
+    var recent: ArraySlice<TransferEvent> { kept.suffix(Self.recentLimit) }
+    /// `recent`, and up to as many older ones: trimmed only when it doubles, so keeping an event
+    /// moves the others once per `recentLimit` events, not each time.
+    private var kept: [TransferEvent] = []
     private var subscribers: [Int: (stream: ControlServer.Stream, filter: EventFilter)] = [:]
     private let logger: Logger
     private let encoder = JSONStreamEncoder()
@@ -40,8 +44,8 @@ final class EventBus {
 
     func publish(_ event: TransferEvent) {
         if event.type != .progress {
-            recent.append(event)
-            if recent.count > Self.recentLimit { recent.removeFirst(recent.count - Self.recentLimit) }
+            if kept.count >= 2 * Self.recentLimit { kept.removeFirst(kept.count - Self.recentLimit) }
+            kept.append(event)
         }
         guard !subscribers.isEmpty else { return }
         var line: [UInt8]?  // encoded once, for the first subscriber that wants it
