@@ -41,6 +41,18 @@ import Testing
         #expect(FileManager.default.contents(atPath: target) == Data("keep".utf8))
     }
 
+    @Test func missingDirectoriesAreMadeWithTheModeAndExistingOnesLeftAsTheyAre() throws {
+        let existing = directory.file("kept")
+        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        _ = try PartialFile(path: existing + "/new/deeper/.x.transferd-part", directoryMode: 0o751)
+        let mode = { (path: String) in (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) }
+        #expect(try mode(existing) == 0o700)
+        #expect(try mode(existing + "/new") == 0o751 && mode(existing + "/new/deeper") == 0o751)
+        _ = try PartialFile(path: existing + "/new/deeper/.y.transferd-part", directoryMode: 0o755)
+        #expect(try mode(existing + "/new/deeper") == 0o751, "a directory that exists is not made again")
+    }
+
     @Test func aFileInPlaceOfADirectoryIsAnIOError() throws {
         let blocker = directory.file("blocker")
         try Data().write(to: URL(fileURLWithPath: blocker))

@@ -38,8 +38,14 @@ public final class PartialFile: @unchecked Sendable {
     /// it is moved into place.
     public init(path: String, directoryMode: mode_t = 0o755) throws(TransferError) {
         self.path = path
-        try Self.createDirectories(for: path, mode: directoryMode)
-        var fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT, 0o600) }
+        let create = { RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT, 0o600) } }
+        var fd = create()
+        // Its directories are made only when missing: a mkdir of each one for every file would
+        // cost a batch of small files one failing system call per path component per file.
+        if fd < 0, errno == ENOENT {
+            try Self.createDirectories(for: path, mode: directoryMode)
+            fd = create()
+        }
         guard fd >= 0 else { throw Self.error(path: path, operation: "create", errno: errno) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
