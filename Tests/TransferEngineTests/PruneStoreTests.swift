@@ -85,6 +85,22 @@ import Testing
         #expect(try prune(store, PruneCriteria()) == (0, 0))
     }
 
+    @Test func keepsACancelledUploadUntilItsServerCopyIsDiscarded() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let cancelled = try job(store, "cancelled", .cancelled, at: days(ago: 30))
+        let failed = try job(store, "failed", .failed, at: days(ago: 30))
+        try store.saveUploadSession(cancelled, UploadSession(url: "http://h/files/1"))
+        try store.saveUploadSession(failed, UploadSession(url: "http://h/files/2"))
+
+        #expect(try prune(store, PruneCriteria()) == (1, 0), "a failed upload goes as any failed job (its server copy is left to expire)")
+        #expect(try ids(store) == [cancelled])
+        #expect(try store.sessionsToDiscard().map(\.job.id) == [cancelled])
+        try store.saveUploadSession(cancelled, nil)  // the server discarded it
+        #expect(try prune(store, PruneCriteria()) == (1, 0))
+        #expect(try ids(store) == [])
+        try assertSound(store)
+    }
+
     @Test func takesOnlyTheStatesAskedForThatEndedBeforeTheCutoffAcrossChunksAndTies() throws {
         let store = try JobStore(path: directory.database("t.db"))
         // Seven completed jobs that ended in the same millisecond: chunks of 2 must take each once.

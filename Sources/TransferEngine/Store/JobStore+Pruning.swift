@@ -17,11 +17,14 @@ struct PruneCursor: Equatable, Sendable {
 /// deletion `alone`), so a huge prune holds the write lock for one chunk at a time. Thread: the
 /// store's queue.
 extension JobStore {
-    /// What may go, besides having ended: no completion hook of the job still due, and no job of
-    /// its batch unfinished or the batch's hook still due — a batch is judged, and its hook runs,
-    /// on all of its jobs. (The subqueries are not correlated: SQLite runs each once.)
+    /// What may go, besides having ended: no completion hook of the job still due, no server
+    /// copy of a cancelled upload still to discard (its session is what the next start asks the
+    /// server to discard with), and no job of its batch unfinished or the batch's hook still due
+    /// — a batch is judged, and its hook runs, on all of its jobs. (The subqueries are not
+    /// correlated: SQLite runs each once.)
     private static let prunable = """
         state IN ('completed', 'failed', 'cancelled')
+        AND NOT (state = 'cancelled' AND upload_session IS NOT NULL)
         AND id NOT IN (SELECT job_id FROM pending_hooks WHERE job_id IS NOT NULL)
         AND (batch_id IS NULL OR batch_id NOT IN (
             SELECT batch_id FROM jobs WHERE state IN ('queued', 'running', 'paused', 'waiting') AND batch_id IS NOT NULL
