@@ -29,15 +29,9 @@ import Testing
         dump(signing, to: &dumped)
         var request = CurlEasy.Request(url: "https://b.s3.us-east-1.amazonaws.com/k")
         request.awsSigning = signing
-        for text in [signing.description, "\(signing)", String(reflecting: signing), dumped, "\(request)",
-                     signing.curlArguments(hasBody: true).joined(separator: " ")] {
+        for text in [signing.description, "\(signing)", String(reflecting: signing), dumped, "\(request)"] {
             #expect(!text.contains("s3cretKey") && !text.contains("t0ken"), "\(text)")
         }
-        #expect(signing.curlArguments(hasBody: false) == [
-            "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "ASIAEXAMPLE:<redacted>",
-            "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-            "-H", "x-amz-security-token: <redacted>",
-        ])
     }
 
     /// libcurl signs the request CurlEasy sets up; the signature is checked here as an S3

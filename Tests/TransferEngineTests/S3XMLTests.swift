@@ -48,31 +48,6 @@ import Testing
         </ListPartsResult>
         """
 
-    static let listUploads = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
-          <Bucket>bucket</Bucket>
-          <KeyMarker></KeyMarker>
-          <UploadIdMarker></UploadIdMarker>
-          <NextKeyMarker>my-movie.m2ts</NextKeyMarker>
-          <NextUploadIdMarker>YW55IGlkZWEgd2h5IGVsdmluZydzIHVwbG9hZCBmYWlsZWQ</NextUploadIdMarker>
-          <MaxUploads>3</MaxUploads>
-          <IsTruncated>true</IsTruncated>
-          <Upload>
-            <Key>my-divisor</Key>
-            <UploadId>XMgbGlrZSBlbHZpbmcncyBub3QgaGF2aW5nIG11Y2ggbHVjaw</UploadId>
-            <Initiator><ID>arn:aws:iam::111122223333:user/user1</ID><DisplayName>user1</DisplayName></Initiator>
-            <StorageClass>STANDARD</StorageClass>
-            <Initiated>2010-11-10T20:48:33.000Z</Initiated>
-          </Upload>
-          <Upload>
-            <Key>a &amp; b &lt;c&gt; &#233;&#xE9;</Key>
-            <UploadId>VXBsb2FkIElEIGZvciBlbHZpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA</UploadId>
-          </Upload>
-          <CommonPrefixes><Prefix>photos/</Prefix></CommonPrefixes>
-        </ListMultipartUploadsResult>
-        """
-
     static let noSuchUpload = """
         <?xml version="1.0" encoding="UTF-8"?>
         <Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist. The upload ID may be invalid, \
@@ -121,20 +96,6 @@ import Testing
     ])
     func partsThatCannotBeTrustedAreRefused(xml: String, error: S3XMLError) {
         #expect(throws: error) { try S3XML.partsPage(Self.bytes(xml)) }
-    }
-
-    @Test func uploadsInProgress() throws {
-        let page = try S3XML.uploadsPage(Self.bytes(Self.listUploads))
-        #expect(page.uploads == [
-            S3Upload(key: "my-divisor", uploadId: "XMgbGlrZSBlbHZpbmcncyBub3QgaGF2aW5nIG11Y2ggbHVjaw", initiated: "2010-11-10T20:48:33.000Z"),
-            S3Upload(key: "a & b <c> éé", uploadId: "VXBsb2FkIElEIGZvciBlbHZpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA"),
-        ])
-        #expect(page.isTruncated)
-        #expect(page.nextKeyMarker == "my-movie.m2ts")
-        #expect(page.nextUploadIdMarker == "YW55IGlkZWEgd2h5IGVsdmluZydzIHVwbG9hZCBmYWlsZWQ")
-        #expect(throws: S3XMLError.missingField("UploadId", in: "Upload")) {
-            try S3XML.uploadsPage(Self.bytes("<ListMultipartUploadsResult><Upload><Key>k</Key></Upload></ListMultipartUploadsResult>"))
-        }
     }
 
     @Test func errorsAndCompletions() throws {

@@ -53,7 +53,7 @@ public enum CurlCommand {
             // One signed request (S3 takes a single PUT up to 5 GiB; transferd sends parts above
             // 16 MiB), with the caller's AWS credentials from the environment.
             let region = job.remote?.region ?? AWSCredentialSource.defaultRegion
-            let payload = job.kind == .upload ? AWSSigning.unsignedPayload : AWSSigning.emptyPayloadSHA256
+            let payload = AWSSigning.payloadHash(hasBody: job.kind == .upload)
             words += ["--aws-sigv4", "aws:amz:\(region):s3", "-H", "x-amz-content-sha256: \(payload)"]
             signing = " --user \"$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY\""
         }

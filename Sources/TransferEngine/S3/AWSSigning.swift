@@ -14,6 +14,11 @@ public struct AWSSigning: Equatable, Sendable, CustomStringConvertible, CustomDe
     /// The payload hash of a streamed body (S3 over https or http; the body is not hashed).
     public static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
+    /// The `x-amz-content-sha256` of a request with a body or without one.
+    public static func payloadHash(hasBody: Bool) -> String {
+        hasBody ? unsignedPayload : emptyPayloadSHA256
+    }
+
     /// Signs for `region` (checked: letters, digits, hyphens) and `service`.
     public init(region: String, credentials: AWSCredentials, service: String = "s3") throws(S3LocationError) {
         try S3Endpoint.check(region: region)
@@ -34,21 +39,12 @@ public struct AWSSigning: Equatable, Sendable, CustomStringConvertible, CustomDe
         }
         var headers: [String] = []
         if !has("x-amz-content-sha256") {
-            headers.append("x-amz-content-sha256: " + (hasBody ? Self.unsignedPayload : Self.emptyPayloadSHA256))
+            headers.append("x-amz-content-sha256: " + Self.payloadHash(hasBody: hasBody))
         }
         if let token = credentials.sessionToken, !has("x-amz-security-token") {
             headers.append("x-amz-security-token: " + token)
         }
         return headers
-    }
-
-    /// The curl options that sign as this does, secrets redacted (`show --curl`):
-    /// `--aws-sigv4 aws:amz:REGION:s3 --user KEYID:<redacted> -H 'x-amz-content-sha256: …'`
-    /// (and `-H 'x-amz-security-token: <redacted>'`).
-    public func curlArguments(hasBody: Bool) -> [String] {
-        var words = ["--aws-sigv4", provider, "--user", credentials.accessKeyId + ":" + Redaction.marker]
-        for header in Redaction.headers(headers(hasBody: hasBody)) { words += ["-H", header] }
-        return words
     }
 
     public var description: String { "AWSSigning(provider: \(provider), credentials: \(credentials))" }

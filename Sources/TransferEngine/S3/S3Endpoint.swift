@@ -46,8 +46,8 @@ public struct S3Endpoint: Equatable, Sendable {
         }
     }
 
-    /// A request URL: `path` is the encoded `/KEY`, or nil for the bucket itself.
-    func url(bucket: String, path: String?, query: S3Query) -> String {
+    /// A request URL: `path` is the encoded `/KEY`.
+    func url(bucket: String, path: String, query: S3Query) -> String {
         let pathStyle = usesPathStyle(bucket: bucket)
         let base: String
         if let customURL {
@@ -60,8 +60,7 @@ public struct S3Endpoint: Equatable, Sendable {
         } else {
             base = pathStyle ? "https://s3.\(region).amazonaws.com/\(bucket)" : "https://\(bucket).s3.\(region).amazonaws.com"
         }
-        // A virtual-hosted bucket request has the path `/` (S3 signs it so).
-        return base + (path ?? (pathStyle ? "" : "/")) + query.encoded
+        return base + path + query.encoded
     }
 
     private static func normalized(_ url: String) throws(S3LocationError) -> String {

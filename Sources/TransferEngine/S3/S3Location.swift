@@ -44,12 +44,6 @@ public struct S3Location: Hashable, Sendable, CustomStringConvertible {
         endpoint.url(bucket: bucket, path: "/" + S3Encoding.path(key), query: query)
     }
 
-    /// The URL of a request about the object's bucket (ListMultipartUploads):
-    /// `ENDPOINT/BUCKET?QUERY` or `https://BUCKET.s3.REGION.amazonaws.com/?QUERY`.
-    public func bucketURL(_ endpoint: S3Endpoint, _ query: S3Query) -> String {
-        endpoint.url(bucket: bucket, path: nil, query: query)
-    }
-
     /// S3's bucket naming rules: 3 to 63 characters of lowercase letters, digits, dots and
     /// hyphens, starting and ending with a letter or digit, no `..`, not an IPv4 address.
     public static func check(bucket: String) throws(S3LocationError) {

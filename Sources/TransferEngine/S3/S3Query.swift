@@ -43,17 +43,6 @@ public struct S3Query: Equatable, Sendable {
         return S3Query(parameters)
     }
 
-    /// ListMultipartUploads (`GET BUCKET?uploads=&prefix=…`, a bucket-level request): the
-    /// uploads in progress under `prefix`, the page after the two markers (nil: the first page).
-    public static func listMultipartUploads(prefix: String?, keyMarker: String? = nil,
-                                            uploadIdMarker: String? = nil) -> S3Query {
-        var parameters = [Parameter("uploads")]
-        if let prefix { parameters.append(Parameter("prefix", prefix)) }
-        if let keyMarker { parameters.append(Parameter("key-marker", keyMarker)) }
-        if let uploadIdMarker { parameters.append(Parameter("upload-id-marker", uploadIdMarker)) }
-        return S3Query(parameters)
-    }
-
     /// `?a=1&b=` in canonical order, or "" for no parameters.
     public var encoded: String {
         guard !parameters.isEmpty else { return "" }

@@ -52,35 +52,6 @@ public enum S3XML {
         return page
     }
 
-    /// A `ListMultipartUploadsResult` page: every `<Upload>`'s key and upload id, and where
-    /// the next page starts.
-    public static func uploadsPage(_ body: [UInt8]) throws(S3XMLError) -> S3UploadsPage {
-        var page = S3UploadsPage(uploads: [], isTruncated: false, nextKeyMarker: nil, nextUploadIdMarker: nil)
-        var upload: (key: String?, uploadId: String?, initiated: String?)?
-        try S3XMLReader(body).walk(root: "ListMultipartUploadsResult") { event, depth throws(S3XMLError) in
-            switch (event, depth) {
-            case (.open("Upload"), 2): upload = (nil, nil, nil)
-            case (.close("Key", let text), 3) where upload != nil: upload?.key = text
-            case (.close("UploadId", let text), 3) where upload != nil: upload?.uploadId = text
-            case (.close("Initiated", let text), 3) where upload != nil: upload?.initiated = text
-            case (.close("Upload", _), 2):
-                guard let key = upload?.key, !key.isEmpty else { throw .missingField("Key", in: "Upload") }
-                guard let uploadId = upload?.uploadId, !uploadId.isEmpty else { throw .missingField("UploadId", in: "Upload") }
-                try checkUploadId(uploadId)
-                page.uploads.append(S3Upload(key: key, uploadId: uploadId, initiated: upload?.initiated))
-                upload = nil
-            case (.close("IsTruncated", let text), 2): page.isTruncated = try bool(text, field: "IsTruncated")
-            case (.close("NextKeyMarker", let text), 2) where !text.isEmpty: page.nextKeyMarker = text
-            case (.close("NextUploadIdMarker", let text), 2) where !text.isEmpty: page.nextUploadIdMarker = text
-            default: break
-            }
-        }
-        if page.isTruncated, page.nextKeyMarker == nil {
-            throw .missingField("NextKeyMarker", in: "ListMultipartUploadsResult")
-        }
-        return page
-    }
-
     /// An `<Error>` answer's code, message and request id.
     public static func error(_ body: [UInt8]) throws(S3XMLError) -> S3ErrorBody {
         var code: String?
