@@ -8,18 +8,18 @@ extension Scheduler {
         let id = job.id
         guard let remote = job.remote else { return }
         var machine: any SessionMachine
+        let name = String(reader.source.path.split(separator: "/").last ?? "file")
         switch remote.kind {
         case .tus:
             // A backup's file is named by its relative path (its key), anything else by its name.
-            let filename = job.key ?? String(reader.source.path.split(separator: "/").last ?? "file")
+            let filename = job.key ?? name
             machine = TusUpload(creationURL: job.url, size: reader.source.size, filename: filename,
                                 filetype: ContentType.guess(forFilename: filename), chunk: remote.chunkSize, session: session)
         case .s3:
             guard let s3 else { return feed(.attemptEnded(id, AttemptReport(attempt: attempt, outcome: .failed(.credentials("no S3 access"))))) }
-            let filename = String(reader.source.path.split(separator: "/").last ?? "file")
             do {
                 machine = try S3ObjectUpload(location: s3.location, endpoint: s3.endpoint, size: reader.source.size,
-                                             contentType: ContentType.guess(forFilename: filename), partSize: remote.chunkSize,
+                                             contentType: ContentType.guess(forFilename: name), partSize: remote.chunkSize,
                                              lanes: min(remote.partsInFlight ?? RemoteOptions.defaultPartsInFlight,
                                                         configuration.maxPerHost),
                                              session: session, parts: parts)
