@@ -167,34 +167,16 @@ final class PauseResumeTests: IntegrationTestCase {
         XCTAssertTrue(again.stderr.contains("cancelled"), "message names the state: \(again.summary)")
     }
 
-    /// A cancel that arrives while an attempt is being prepared (its store read, its file
-    /// opened, its `running` record) waits for the preparation: the cancel is recorded after the
-    /// attempt, so it sticks across a restart, and the partial file the preparation created is
-    /// removed. Another writer holding SQLite's lock keeps the preparation in its first step; a
-    /// job waiting on a server that never answers holds the one slot until it is paused.
+    /// A cancel that arrives while an attempt is being prepared waits for the preparation: the
+    /// cancel is recorded after the attempt, so it sticks across a restart. Another writer
+    /// holding SQLite's lock keeps an upload's preparation in its last step (the record of its
+    /// start, which an upload waits for before it sends anything).
     func testACancelDuringAnAttemptsPreparationWaitsForItAndSticks() throws {
-        try restartDaemon(arguments: ["--max-active", "1", "--log-level", "debug"])
-        let silent = try ChildProcess(executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", """
-            import socket, sys, time
-            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-            print(s.getsockname()[1], flush=True); time.sleep(120)
-            """], stdoutURL: workDir.appendingPathComponent("silent.out"), stderrURL: workDir.appendingPathComponent("silent.err"))
-        defer { silent.stop() }
-        var port = ""
-        XCTAssertTrue(poll(timeout: 5) {
-            port = (try? String(contentsOf: workDir.appendingPathComponent("silent.out"), encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            return !port.isEmpty
-        }, "the silent server listens")
-        let holder = try cli.download("http://127.0.0.1:\(port)/never", to: destination("never.bin"))
-        try cli.awaitState(holder, "running", timeout: 5)
-        let name = "prepared.bin"
-        try makeSource(name, size: 64 * KiB)
-        let dest = destination(name)
-        let id = try cli.download(nginx.url(.slow, name), to: dest)
+        let source = try nginx.createFile(named: "prepared-up.bin", size: 64 * KiB)
+        let holder = try holdTheOneSlot()
+        let id = try cli.upload(nginx.davURL("up/prepared.bin"), ["-T", source.path])
         XCTAssertEqual(try cli.awaitState(id, "queued", timeout: 5).state, "queued", "the one slot is taken")
-
-        let lock = try SQLiteWriteLock(database: daemon.stateDir.appendingPathComponent("transfers.db").path, runner: cli.runner)
+        let lock = try lockTheStore()
         defer { lock.release() }
         let pause = try background(["pause", String(holder)])
         XCTAssertTrue(poll(timeout: 5) { daemon.logTail(lines: 400).contains("job \(id): preparing attempt 1") },
@@ -205,16 +187,69 @@ final class PauseResumeTests: IntegrationTestCase {
         lock.release()
         XCTAssertEqual(pause.waitForExit(timeout: 10), 0, "pause")
         XCTAssertEqual(cancel.waitForExit(timeout: 10), 0, "cancel")
-
         try cli.awaitState(id, "cancelled", timeout: 5)
-        let partial = Files.partialPath(for: dest)
-        XCTAssertTrue(poll(timeout: 5) { !Files.exists(partial) }, "the file the preparation created is removed")
         try restartDaemon()
         XCTAssertEqual(try cli.awaitState(id, "cancelled", timeout: 5).state, "cancelled",
                        "the attempt's record came first: the cancel sticks")
         XCTAssertEqual(try cli.awaitState(holder, "paused", timeout: 5).state, "paused")
+    }
+
+    /// A download transfers while the record of its start is on its way to the store: a cancel
+    /// meanwhile stops the transfer, is recorded after the start (so it sticks across a
+    /// restart), and removes the partial file the preparation created.
+    func testACancelWhileADownloadsStartIsRecordedSticksAndRemovesItsFile() throws {
+        let holder = try holdTheOneSlot()
+        let name = "prepared.bin"
+        try makeSource(name, size: 64 * KiB)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+        XCTAssertEqual(try cli.awaitState(id, "queued", timeout: 5).state, "queued", "the one slot is taken")
+        let lock = try lockTheStore()
+        defer { lock.release() }
+        let pause = try background(["pause", String(holder)])
+        XCTAssertTrue(poll(timeout: 5) { daemon.logTail(lines: 400).contains("job \(id): attempt 1 from byte 0") },
+                      "the freed slot's job transfers while its start waits for the store")
+        let partial = Files.partialPath(for: dest)
+        XCTAssertTrue(Files.exists(partial))
+        let cancel = try background(["cancel", String(id)])
+        XCTAssertTrue(poll(timeout: 5) { !Files.exists(partial) },
+                      "the cancel stopped the transfer and removed its file before its record")
+        lock.release()
+        XCTAssertEqual(pause.waitForExit(timeout: 10), 0, "pause")
+        XCTAssertEqual(cancel.waitForExit(timeout: 10), 0, "cancel")
+        try cli.awaitState(id, "cancelled", timeout: 5)
+        try restartDaemon()
+        XCTAssertEqual(try cli.awaitState(id, "cancelled", timeout: 5).state, "cancelled",
+                       "the start's record came first: the cancel sticks")
+        XCTAssertEqual(try cli.awaitState(holder, "paused", timeout: 5).state, "paused")
         XCTAssertFalse(Files.exists(partial))
         XCTAssertFalse(Files.exists(dest))
+    }
+
+    /// A daemon with one slot, held by a download from a server that never answers (its job id).
+    private func holdTheOneSlot() throws -> Int {
+        try restartDaemon(arguments: ["--max-active", "1", "--log-level", "debug"])
+        let silent = try ChildProcess(executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", """
+            import socket, sys, time
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+            print(s.getsockname()[1], flush=True); time.sleep(120)
+            """], stdoutURL: workDir.appendingPathComponent("silent.out"), stderrURL: workDir.appendingPathComponent("silent.err"))
+        addTeardownBlock { silent.stop() }
+        var port = ""
+        XCTAssertTrue(poll(timeout: 5) {
+            port = (try? String(contentsOf: workDir.appendingPathComponent("silent.out"), encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            return !port.isEmpty
+        }, "the silent server listens")
+        let holder = try cli.download("http://127.0.0.1:\(port)/never", to: destination("never.bin"))
+        try cli.awaitState(holder, "running", timeout: 5)
+        return holder
+    }
+
+    /// Another writer holding SQLite's write lock (released by the caller): the job that gets
+    /// the slot once its holder is paused cannot record its start until then.
+    private func lockTheStore() throws -> SQLiteWriteLock {
+        try SQLiteWriteLock(database: daemon.stateDir.appendingPathComponent("transfers.db").path, runner: cli.runner)
     }
 
     /// `transferctl ARGS...` left running.

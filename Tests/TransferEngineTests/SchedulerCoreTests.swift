@@ -172,6 +172,7 @@ import Testing
     @Test func aRetryAfterLongerThanTheBackoffSetsTheDueTimeAndTheTimer() {
         var driver = CoreDriver()
         driver.send(.adopted(makeJob(1)))
+        driver.recordNext()
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.httpStatus(503)), kept: 0, retryAfter: 60_000)))
         let due = driver.now.adding(milliseconds: 60_000)
         #expect(driver.state(1) == .waiting && driver.job(1)?.waitReason == .backoff)
@@ -260,6 +261,46 @@ import Testing
         let record = driver.lastRecord(of: 1)
         #expect(record?.change.state == .waiting && record?.attempt?.error?.code == "stalled")
         #expect(record?.resume == .save(makeReport(1, .completed, kept: 100).resume!))
+    }
+
+    @Test func anAttemptsEventsWaitUntilItsStartIsRecorded() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        driver.send(.launched(TransferEvent(.attemptStarted, job: id)))
+        driver.send(.attemptEnded(id, makeReport(1, .failed(.network("reset")), kept: 0)))
+        let kinds = { (driver: CoreDriver) in driver.published.filter { $0.job == id && $0.type != .jobCreated }.map(\.type) }
+        #expect(kinds(driver).isEmpty, "nothing of the attempt before its start is recorded")
+        driver.recordNext()
+        #expect(kinds(driver) == [.state, .attemptStarted, .attemptFinished, .retryScheduled])
+        #expect(driver.published.first { $0.job == id && $0.type == .state }?.state == .running)
+        driver.recordNext()
+        #expect(kinds(driver).last == .state && driver.published.last?.state == .waiting)
+        driver.send(.launched(TransferEvent(.attemptStarted, job: id)))
+        #expect(driver.published.last?.type == .attemptStarted, "a recorded start holds nothing back")
+    }
+
+    @Test func aStartTheStoreCannotRecordFailsTheAttemptThatTransfersMeanwhile() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        driver.recordNext(failing: true)
+        #expect(driver.stops == [id])
+        driver.send(.stopped(id, makeReport(1, .completed, kept: 0)))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .failed && record?.attempt?.error?.code == "io", "as when it could not be opened")
+        #expect(record?.attempt?.error?.message.contains("record the attempt: disk full") == true)
+    }
+
+    @Test func aStartTheStoreCannotRecordLetsAnAttemptThatAlreadyEndedBe() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        driver.send(.attemptEnded(id, makeReport(1, .completed, kept: 10)))
+        driver.recordNext(failing: true)
+        #expect(driver.stops.isEmpty, "finishing: the file's own records say whether it completes")
+        driver.send(.finalized(id, makeReport(1, .completed, kept: 10), .success(10)))
+        #expect(driver.lastRecord(of: 1)?.change.state == .completed)
     }
 
     // MARK: Finishing

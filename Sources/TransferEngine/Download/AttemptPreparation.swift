@@ -32,6 +32,26 @@ enum AttemptPreparation: Sendable {
         /// A resumable upload's session and acknowledged parts, as recorded.
         var session: (UploadSession, [UploadedPart])?
 
+        /// The plan of an attempt for which the store holds nothing but the job itself, known
+        /// without reading it (nil: it must be read). A download that never began an attempt
+        /// and has no bytes has no resume state worth reading: the record of an attempt's start
+        /// writes one in the same transaction as its number, and a job created from resume data
+        /// counts its bytes. A plain upload reads nothing; a directory backup's PUT (its batch's
+        /// prefix) and a resumable upload (its session) do.
+        static func known(_ job: Job, attempt: Int, at now: Timestamp) -> Plan? {
+            let nothingStored = switch job.kind {
+            case .download: attempt == 1 && job.bytesDone == 0
+            case .upload: job.remote == nil && (job.method != "PUT" || job.batch == nil)
+            }
+            return nothingStored ? Plan(job, attempt: attempt, at: now) : nil
+        }
+
+        private init(_ job: Job, attempt: Int, at now: Timestamp) {
+            self.job = job
+            self.attempt = attempt
+            at = now
+        }
+
         /// Reads what the attempt needs from the store (the store's queue).
         init(_ job: Job, attempt: Int, at now: Timestamp, in store: JobStore) throws {
             self.job = job

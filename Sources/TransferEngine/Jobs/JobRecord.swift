@@ -35,6 +35,9 @@ struct JobRecord: Equatable {
     /// A 401 or 403 already sent the job back for new credentials from `--header-command`:
     /// another one in a row fails as usual.
     var credentialsRenewed = false
+    /// The token of its attempt's start while that record is on its way to the store (a download
+    /// transfers meanwhile): the attempt's events wait for it, so that `running` comes first.
+    var startToken: Int?
 
     init(job: Job, now: Timestamp) {
         self.job = job

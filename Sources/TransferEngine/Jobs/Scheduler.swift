@@ -240,8 +240,12 @@ public final class Scheduler {
 
     // MARK: Starting work
 
-    /// Prepares the attempt (`AttemptPreparation`: the store read, the files opened on a file
-    /// thread, the attempt and its `running` state recorded), then starts it.
+    /// Prepares the attempt (`AttemptPreparation`: the store read unless the job tells all of it,
+    /// the files opened on a file thread, the attempt and its `running` state recorded), then
+    /// starts it. A download starts as soon as its file is ready, while its start is recorded
+    /// (the core holds the attempt's events until it is, and fails the attempt if it cannot be);
+    /// an upload waits for the record, so that a restarted daemon knows its request may have
+    /// been sent.
     private func prepare(_ record: StateRecord, attempt: Int) {
         guard let job = core.jobs[record.id]?.job else { return }
         let id = job.id
@@ -251,8 +255,15 @@ public final class Scheduler {
         preparing[id] = []
         // Files of one directory are opened one at a time (the directory's lock serializes them).
         let directory = job.path.map(PartialFile.directory(of:)) ?? job.outputDirectory ?? ""
+        let known = AttemptPreparation.Plan.known(job, attempt: attempt, at: at)
+        let plan: @Sendable (@escaping @Sendable (Result<AttemptPreparation.Plan, any Error>) -> Void) -> Void = { next in
+            guard let known else {
+                return store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }, completion: next)
+            }
+            next(.success(known))
+        }
         let open: @Sendable ([String]) -> Void = { headers in
-            store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }) { planned in
+            plan { planned in
                 threads.async(key: directory) {
                     // An S3 job's object, endpoint and credentials, read afresh for each attempt.
                     let access: S3Access?
@@ -272,6 +283,13 @@ public final class Scheduler {
                     }
                     let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
                     guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
+                    if case .ready = preparation {
+                        // Asked of the store before anything the loop records after the transfer starts.
+                        store.async({ store in try preparation.record(plan, in: store) }) { result in
+                            inbox.post { $0.feed(.recorded(token: record.token, error: result.failureDescription)) }
+                        }
+                        return inbox.post { $0.prepared(id, attempt: attempt, opened, headers: headers, s3: access) }
+                    }
                     store.async({ store in
                         try preparation.record(plan, in: store)
                         return preparation
@@ -400,7 +418,7 @@ public final class Scheduler {
         event.attempt = attempt
         event.bytesDone = live.bytesDone
         event.bytesTotal = live.bytesTotal
-        events.publish(event)
+        feed(.launched(event))
     }
 
     /// The engine finds the transfer of an easy handle it hands back.

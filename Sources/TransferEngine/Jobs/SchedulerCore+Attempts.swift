@@ -81,7 +81,7 @@ extension SchedulerCore {
             event.nextAttemptAt = next.nextAttemptAt
             event.reason = next.reason
             event.error = error.record
-            appendAction(.publish(event))
+            publish(event, of: id)
         }
         transition(id, next, now: now) {
             if let removed {
@@ -116,9 +116,9 @@ extension SchedulerCore {
     /// A transfer the core stopped is off the engine: what it was stopped for applies now.
     mutating func stopped(_ id: JobID, _ report: AttemptReport?, now: Timestamp) {
         guard let record = jobs[id], case .stopping(let intent) = record.phase else { return }
-        if case .stall(let seconds) = intent {
+        if case .fail(let error) = intent {
             var report = report ?? AttemptReport(attempt: record.job.attempts, outcome: .completed)
-            report.outcome = .failed(.stalled(seconds: seconds))
+            report.outcome = .failed(error)
             jobs[id]?.phase = .attempt
             return attemptEnded(id, report, now: now)
         }
@@ -147,8 +147,8 @@ extension SchedulerCore {
             if case .preempted = reason { admission.preemptionEnded() }
         case .cancel(let acks):
             cancel(id, acks: acks, report: report, now: now)
-        case .stall:
-            preconditionFailure("a stall ends the attempt as a failure")
+        case .fail:
+            preconditionFailure("a failure ends the attempt as such")
         }
     }
 
@@ -207,7 +207,7 @@ extension SchedulerCore {
         for activity in activities where isCurrentAttempt(activity.id, activity.attempt) {
             guard !activity.throttled, activity.idleSeconds > Double(activity.stallSeconds) else { continue }
             log(.info, "job \(activity.id): attempt \(activity.attempt) moved no byte for \(activity.stallSeconds) s; retrying")
-            stop(activity.id, .stall(seconds: activity.stallSeconds))
+            stop(activity.id, .fail(.stalled(seconds: activity.stallSeconds)))
         }
     }
 
@@ -225,6 +225,6 @@ extension SchedulerCore {
         event.error = error?.record
         event.bytesDone = report.transferred
         event.metrics = report.metrics
-        appendAction(.publish(event))
+        publish(event, of: id)
     }
 }

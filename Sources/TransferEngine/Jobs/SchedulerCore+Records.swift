@@ -10,6 +10,14 @@ extension SchedulerCore {
         guard let done = unrecorded.removeValue(forKey: token) else { return }
         if let error { log(.error, "job \(done.id): cannot record \(done.event.state?.rawValue ?? "the change"): \(error)") }
         appendAction(.publish(done.event))
+        for event in done.then { appendAction(.publish(event)) }
+        if let record = jobs[done.id], record.startToken == token {
+            jobs[done.id]?.startToken = nil
+            // A download transfers while its start is recorded: one that cannot be recorded fails.
+            if let error, record.phase == .attempt {
+                stop(done.id, .fail(.io(path: record.job.path ?? "", operation: "record the attempt: \(error)", errno: 0)))
+            }
+        }
         if let ended = done.ended {
             if ending[done.id]?.token == token {
                 ending[done.id] = nil

@@ -51,6 +51,8 @@ struct SchedulerCore {
         var ended: Job?
         var hook: PendingHook?
         var acks: [CommandAck]
+        /// Events of the job that happened meanwhile, published right after `event`.
+        var then: [TransferEvent] = []
     }
 
     init(settings: Settings, seed: UInt64) {
@@ -85,6 +87,7 @@ struct SchedulerCore {
                     $0.resume = .delete
                 }
             }
+        case .launched(let event): if let id = event.job { publish(event, of: id) }
         case .attemptEnded(let id, let report): attemptEnded(id, report, now: now)
         case .stopped(let id, let report): stopped(id, report, now: now)
         case .finalized(let id, let report, let result): finalized(id, report, result, now: now)
@@ -213,6 +216,7 @@ struct SchedulerCore {
             actions.removeLast()
             jobs[id]?.job.attempts = attempt
             jobs[id]?.phase = .attempt
+            jobs[id]?.startToken = started.token
             actions.append(.startAttempt(started, attempt: attempt))
         }
         // A queued high job that cannot start takes the slot of the most recently started low
@@ -254,6 +258,15 @@ struct SchedulerCore {
     mutating func nextToken() -> Int {
         lastToken += 1
         return lastToken
+    }
+
+    /// Publishes an event of `id`'s attempt, or keeps it until the attempt's start is recorded.
+    mutating func publish(_ event: TransferEvent, of id: JobID) {
+        if let token = jobs[id]?.startToken, unrecorded[token] != nil {
+            unrecorded[token]?.then.append(event)
+        } else {
+            actions.append(.publish(event))
+        }
     }
 
     mutating func log(_ level: Logger.Level, _ message: String) {

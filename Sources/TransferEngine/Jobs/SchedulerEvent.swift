@@ -25,6 +25,8 @@ enum SchedulerEvent {
     /// An attempt's preparation found the file already renamed into place: only the record of
     /// that was missing when the daemon stopped.
     case alreadyComplete(JobID, attempt: Int)
+    /// An attempt's transfer is on the engine: its `attempt_started` event.
+    case launched(TransferEvent)
     /// An attempt stopped by itself (finished or failed), or could not start.
     case attemptEnded(JobID, AttemptReport)
     /// A transfer the core asked to `stop` is off the engine (`report` nil: it had none yet).

@@ -4,15 +4,16 @@ enum StopIntent: Equatable {
     /// the daemon stopping.
     case suspend(JobState, reason: StopReason, acks: [CommandAck])
     case cancel(acks: [CommandAck])
-    /// It moved no byte for this many seconds: the attempt failed.
-    case stall(seconds: Int)
+    /// The attempt failed while it ran: it moved no byte for its stall time, or its start
+    /// could not be recorded.
+    case fail(TransferError)
 }
 
 extension StopIntent {
     var acks: [CommandAck] {
         switch self {
         case .suspend(_, _, let acks), .cancel(let acks): acks
-        case .stall: []
+        case .fail: []
         }
     }
 
@@ -21,7 +22,7 @@ extension StopIntent {
         switch (self, other) {
         case (.cancel, _), (_, .cancel): .cancel(acks: acks + other.acks)
         case (.suspend(let state, let reason, _), _): .suspend(state, reason: reason, acks: acks + other.acks)
-        case (.stall, _): other
+        case (.fail, _): other
         }
     }
 }
