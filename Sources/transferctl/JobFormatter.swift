@@ -164,9 +164,9 @@ enum JobFormatter {
         return parts.joined(separator: ", ")
     }
 
-    static func outcome(_ job: Job) -> String {
-        var line = "job \(job.id) \(job.state.rawValue)"
-        if let error = job.error, job.state != .completed { line += ": \(error.code): \(error.message)" }
+    static func outcome(_ outcome: JobOutcome) -> String {
+        var line = "job \(outcome.id) \(outcome.state.rawValue)"
+        if let error = outcome.error { line += ": \(error.code): \(error.message)" }
         return line
     }
 }

@@ -45,17 +45,24 @@ struct WaitCommand: Subcommand {
     func run(_ context: Context) throws -> ExitStatus {
         let response: ControlResponse
         do {
-            response = progress && isatty(2) != 0 ? try waitDrawing(context) : try context.send(request, timeout: timeout)
+            if progress && isatty(2) != 0 {
+                response = try waitDrawing(context)
+            } else {
+                // Printing how each job ended needs no more of it than that (`brief`).
+                var request = request
+                request.brief = context.json ? nil : true
+                response = try context.send(request, timeout: timeout)
+            }
         } catch ControlClient.Failure.timedOut {
             throw CommandFailure(message: "timed out after \(timeout ?? 0) s; the jobs are still going", status: .timeout)
         }
-        let jobs = response.jobs ?? []
+        let outcomes = response.outcomes ?? (response.jobs ?? []).map(JobOutcome.init)
         if context.json {
-            context.printJSON(jobs)
+            context.printJSON(response.jobs ?? [])
         } else {
-            for job in jobs.sorted(by: { $0.id < $1.id }) { context.print(JobFormatter.outcome(job)) }
+            for outcome in outcomes.sorted(by: { $0.id < $1.id }) { context.print(JobFormatter.outcome(outcome)) }
         }
-        let unsuccessful = jobs.filter { $0.state != .completed }
+        let unsuccessful = outcomes.filter { $0.state != .completed }
         guard unsuccessful.isEmpty else {
             let list = unsuccessful.map { "job \($0.id) \($0.state.rawValue)" }.joined(separator: ", ")
             throw CommandFailure(message: list, status: .failure)

@@ -496,6 +496,24 @@ final class BatchTests: IntegrationTestCase {
         let batch = try batchID(try cli.submit(try cli.writeManifest(lines, to: manifestURL())))
         let waited = cli.wait(batch: batch)
         XCTAssertEqual(waited.exitCode, 1, waited.summary)
+        let printed = waited.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(printed.count, 2, waited.summary)
+        XCTAssertTrue(printed.contains { $0.hasSuffix(" completed") }, waited.summary)
+        XCTAssertTrue(printed.contains { $0.contains(" failed: http_status: ") }, waited.summary)
+
+        // What the text output is made of: how each job ended, and nothing more of it.
+        let connection = try UnixSocketConnection(path: daemon.socketPath, timeout: 10)
+        defer { connection.closeConnection() }
+        connection.send(Data(#"{"version":1,"command":"wait","batch":\#(batch),"brief":true}"#.utf8 + [10]))
+        guard case .line(let line) = connection.readReply(),
+              let answer = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else { return XCTFail("no answer to a brief wait") }
+        XCTAssertNil(answer["jobs"], line)
+        let outcomes = try XCTUnwrap(answer["outcomes"] as? [[String: Any]], line)
+        XCTAssertEqual(outcomes.map { Set($0.keys) }.sorted { $0.count < $1.count },
+                       [["id", "state"], ["id", "state", "error"]], line)
+        let failed = try XCTUnwrap(outcomes.first { $0["state"] as? String == "failed" }, line)
+        XCTAssertEqual((failed["error"] as? [String: Any])?["code"] as? String, "http_status", line)
         let shown = try cli.batch(batch)
         XCTAssertEqual(shown.state, "failed", shown.jsonText)
         XCTAssertEqual(shown.jobCounts["completed"], 1, shown.jsonText)

@@ -117,6 +117,10 @@ extension CommandService {
         let doing = if case .batch(let batch) = selection { "cannot read batch \(batch)" } else { "cannot read jobs" }
         scheduler.wait(for: selection, owner: connection) { result in
             switch result {
+            case .success(let jobs) where request.brief == true:
+                var response = ControlResponse()
+                response.outcomes = jobs.map(JobOutcome.init)
+                reply(response)
             case .success(let jobs):
                 reply(ControlResponse(jobs: jobs))
             case .failure(let refusal):

@@ -45,6 +45,8 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     /// `events`: only events of these types (with `ids`: of these jobs; with `batch`: of that
     /// batch and its jobs). Absent: every type.
     public var types: [TransferEvent.Kind]?
+    /// `wait`: answer with `outcomes` (id, state, error) instead of whole `jobs`.
+    public var brief: Bool?
 
     /// Refuses more than `maxIDs` ids and keeps the first of each repeated id, in order: the
     /// size of the work a request asks for is the number of distinct jobs it names.

@@ -7,6 +7,8 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var error: ControlError?
     /// `list`, and the jobs a command acted on or waited for.
     public var jobs: [Job]?
+    /// `wait` with `brief`: how each job ended.
+    public var outcomes: [JobOutcome]?
     /// `pause`, `resume`: the jobs already in the state asked for (a paused job paused, a queued
     /// or running one resumed), left as they were.
     public var unchanged: [Job]?

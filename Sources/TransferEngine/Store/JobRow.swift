@@ -15,7 +15,7 @@ struct JobRow {
         let reason = row.optionalText()
         let url = row.text()
         let path = row.optionalText()
-        let headers = check.json(row.text(), [String].self, "headers") ?? []
+        let headers = check.strings(row.text(), "headers") ?? []
         let sha256 = row.optionalText()
         let overwrite = row.bool()
         let priority = check.word(row.text(), "priority", default: Priority.normal)

@@ -42,7 +42,7 @@ public final class JobStore {
     /// Queues a new job (with its resume state, when it continues earlier bytes).
     public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
                        bytesTotal: Int64? = nil, key: String? = nil, now: Timestamp = .now) throws -> Job {
-        let headers = String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
+        let headers = new.headers.isEmpty ? "[]" : String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
         let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }

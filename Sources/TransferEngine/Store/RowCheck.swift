@@ -64,6 +64,11 @@ struct RowCheck {
         }
     }
 
+    /// A JSON array of strings; the empty one (most jobs' headers) read without a decoder.
+    mutating func strings(_ text: String, _ column: String) -> [String]? {
+        text == "[]" ? [] : json(text, [String].self, column)
+    }
+
     /// A value found out of range after reading (e.g. the sizes inside a JSON column).
     mutating func check<Value>(_ value: Value, _ column: String, _ limit: NumericLimit<Value>) {
         do { _ = try limit.check(value, column) } catch { note(column, error.message) }
