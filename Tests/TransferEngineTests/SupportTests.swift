@@ -98,6 +98,14 @@ import Testing
 
     @Test func absolutePathsAreNormalised() {
         #expect(StatePaths.absolute("/a/./b/../c") == "/a/c")
+        for normal in ["/", "/a", "/a/b.c", "/a/...", "/.a/b..", "/a/.b/c."] {
+            #expect(StatePaths.isNormal(normal), "\(normal)")
+            #expect(StatePaths.absolute(normal) == normal)
+        }
+        for spelled in ["", "a/b", "//a", "/a/", "/a//b", "/./a", "/a/.", "/a/..", "/a/../b", "/a/./b"] {
+            #expect(!StatePaths.isNormal(spelled), "\(spelled)")
+        }
+        #expect(StatePaths.absolute("/a//b/") == "/a/b")
         #expect(StatePaths.absolute("rel").hasPrefix("/"))
     }
 }

@@ -16,6 +16,11 @@ enum DestinationPath {
     /// directory each file is in, whether it exists yet or not: the files of a batch share a
     /// few directories, which realpath(3) would otherwise read link by link for every file.
     static func canonical(_ path: String, directories: inout [String: String]?) -> String {
+        // A normal path's directory is its spelling up to its last slash: no splitting needed.
+        if directories != nil, StatePaths.isNormal(path), let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")),
+           slash != path.utf8.startIndex, let directory = directories?[String(path[..<slash])] {
+            return StatePaths.absolute(directory + path[slash...])
+        }
         var parents = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let name = parents.popLast() else { return "/" }
         let parent = "/" + parents.joined(separator: "/")

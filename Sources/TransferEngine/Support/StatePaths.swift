@@ -34,6 +34,7 @@ public struct StatePaths: Equatable, Sendable {
 
     /// `path` made absolute against the working directory (and trailing slashes dropped).
     public static func absolute(_ path: String) -> String {
+        if isNormal(path) { return path }  // most paths, and the cost of splitting them was measured
         var result = path
         if !result.hasPrefix("/") {
             var cwd = "/"
@@ -52,6 +53,26 @@ public struct StatePaths: Equatable, Sendable {
             }
         }
         return "/" + components.joined(separator: "/")
+    }
+
+    /// `path` is absolute and has no empty, `.` or `..` component: `absolute` leaves it as it is.
+    static func isNormal(_ path: String) -> Bool {
+        let bytes = path.utf8
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        if bytes.count == 1 { return true }
+        // The length of the component being read, and how many of its bytes are dots.
+        var length = 0
+        var dots = 0
+        for byte in bytes.dropFirst() {
+            if byte == UInt8(ascii: "/") {
+                if length == 0 || (length == dots && length <= 2) { return false }
+                (length, dots) = (0, 0)
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return length > 0 && !(length == dots && length <= 2)
     }
 }
 
