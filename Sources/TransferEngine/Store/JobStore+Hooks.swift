@@ -3,7 +3,7 @@ import FoundationEssentials
 /// Completion hooks: the ones due, and how each run ended.
 extension JobStore {
     func addPendingHook(_ hook: PendingHook, now: Timestamp = .now) throws {
-        let environment = String(decoding: try JSONEncoder().encode(hook.environment), as: UTF8.self)
+        let environment = try JobStore.json(hook.environment)
         try connection.run("""
             INSERT INTO pending_hooks (key, job_id, batch_id, event, command, environment, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -52,7 +52,7 @@ extension JobStore {
     }
 
     public func recordHookRun(_ run: HookRun) throws {
-        let result = String(decoding: try JSONEncoder().encode(run.result), as: UTF8.self)
+        let result = try JobStore.json(run.result)
         try connection.run("""
             INSERT INTO hook_runs (job_id, batch_id, event, command, started_at, result) VALUES (?, ?, ?, ?, ?, ?)
             """, run.job?.rawValue, run.batch, run.event, run.command, run.startedAt.rawValue, result)

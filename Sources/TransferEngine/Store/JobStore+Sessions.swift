@@ -17,7 +17,7 @@ extension JobStore {
 
     /// Records a new session for the job (or none), forgetting the parts of any earlier one.
     public func saveUploadSession(_ id: JobID, _ session: UploadSession?) throws {
-        let text = try session.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let text = try session.map { try JobStore.json($0) }
         try transaction {
             try connection.run("DELETE FROM upload_parts WHERE job_id = ?", id.rawValue)
             try connection.run("UPDATE jobs SET upload_session = ? WHERE id = ?", text, id.rawValue)

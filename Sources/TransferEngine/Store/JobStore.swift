@@ -36,18 +36,24 @@ public final class JobStore {
         output_dir, on_exists, header_command, network, remote
         """
 
+    /// A value as the text of a JSON column (read back by `RowCheck.json`), encoded without the
+    /// tree of values `JSONEncoder` builds first (a record's metrics are encoded for every attempt).
+    static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONStreamEncoder().encode(value), as: UTF8.self)
+    }
+
     /// A row as a job, whatever it holds (see `JobRow`; rows that cannot run are quarantined at start).
     static func job(_ row: inout SQLiteRow) -> Job { JobRow(&row).job }
 
     /// Queues a new job (with its resume state, when it continues earlier bytes).
     public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
                        bytesTotal: Int64? = nil, key: String? = nil, now: Timestamp = .now) throws -> Job {
-        let headers = new.headers.isEmpty ? "[]" : String(decoding: try JSONEncoder().encode(new.headers), as: UTF8.self)
-        let uploadJSON = try upload.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        let tlsJSON = try new.tls.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let headers = try JobStore.json(new.headers)
+        let uploadJSON = try upload.map { try JobStore.json($0) }
+        let tlsJSON = try new.tls.map { try JobStore.json($0) }
         let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }
-            .map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        let remoteJSON = try new.remote.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            .map { try JobStore.json($0) }
+        let remoteJSON = try new.remote.map { try JobStore.json($0) }
         let method = upload == nil ? String?.none : new.method
         return try connection.transaction {
             var path = new.path
@@ -250,7 +256,7 @@ public final class JobStore {
 
     public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
                               metrics: AttemptMetrics? = nil, now: Timestamp = .now) throws {
-        let metricsJSON = try metrics.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let metricsJSON = try metrics.map { try JobStore.json($0) }
         try connection.run("""
             UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?, metrics = ?
             WHERE job_id = ? AND number = ?
@@ -314,7 +320,7 @@ public final class JobStore {
     /// Records what `modify` changed (`JobChanges`) while the job is in a state that allows it;
     /// false when it is not (any more).
     public func modify(_ job: Job, now: Timestamp = .now) throws -> Bool {
-        let headers = String(decoding: try JSONEncoder().encode(job.headers), as: UTF8.self)
+        let headers = try JobStore.json(job.headers)
         try connection.run("""
             UPDATE jobs SET url = ?, headers = ?, limit_rate = ?, priority = ?, max_retries = ?, updated_at = ?
             WHERE id = ? AND state IN ('queued', 'paused', 'waiting', 'failed')
@@ -329,7 +335,7 @@ public final class JobStore {
     // MARK: Upload responses
 
     public func saveResponse(_ id: JobID, _ response: UploadResponse) throws {
-        let headers = String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self)
+        let headers = try JobStore.json(response.headers)
         try connection.run("INSERT OR REPLACE INTO upload_responses (job_id, status, headers, body, truncated) VALUES (?, ?, ?, ?, ?)",
                            id.rawValue, response.status, headers, SQLiteValue.blob(response.body), response.truncated)
     }
