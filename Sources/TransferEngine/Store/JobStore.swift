@@ -382,9 +382,15 @@ public final class JobStore {
         try connection.run("DELETE FROM resume_data WHERE job_id = ?", id.rawValue)
     }
 
-    /// Runs several store calls as one transaction.
+    /// Runs several store calls as one transaction (inside one: as part of it).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try connection.transaction(body)
+    }
+
+    /// Runs several store calls so that a failure undoes them and no more (see
+    /// `SQLiteConnection.savepoint`): each piece of a group commit.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try connection.savepoint(body)
     }
 
     /// `PRAGMA integrity_check`: "ok" when the file is sound.

@@ -35,7 +35,7 @@ public final class StoreQueue: Sendable {
     public func async<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let piece: Work = { store in
-            let result = Result { try store.transaction { try work(store) } }
+            let result = Result { try store.savepoint { try work(store) } }
             return { completion(result) }
         }
         let first = pending.withLock { work in
