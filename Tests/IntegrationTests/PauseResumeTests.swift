@@ -184,14 +184,7 @@ final class PauseResumeTests: IntegrationTestCase {
         let cancel = try background(["cancel", String(id)])
         XCTAssertTrue(poll(timeout: 5) { daemon.logTail(lines: 400).contains("job \(id): stops once its attempt is prepared") },
                       "the cancel waits for the preparation")
-        lock.release()
-        XCTAssertEqual(pause.waitForExit(timeout: 10), 0, "pause")
-        XCTAssertEqual(cancel.waitForExit(timeout: 10), 0, "cancel")
-        try cli.awaitState(id, "cancelled", timeout: 5)
-        try restartDaemon()
-        XCTAssertEqual(try cli.awaitState(id, "cancelled", timeout: 5).state, "cancelled",
-                       "the attempt's record came first: the cancel sticks")
-        XCTAssertEqual(try cli.awaitState(holder, "paused", timeout: 5).state, "paused")
+        try releaseAndCheckTheCancelSticks(id, holder: holder, lock: lock, pause: pause, cancel: cancel)
     }
 
     /// A download transfers while the record of its start is on its way to the store: a cancel
@@ -214,16 +207,23 @@ final class PauseResumeTests: IntegrationTestCase {
         let cancel = try background(["cancel", String(id)])
         XCTAssertTrue(poll(timeout: 5) { !Files.exists(partial) },
                       "the cancel stopped the transfer and removed its file before its record")
+        try releaseAndCheckTheCancelSticks(id, holder: holder, lock: lock, pause: pause, cancel: cancel)
+        XCTAssertFalse(Files.exists(partial))
+        XCTAssertFalse(Files.exists(dest))
+    }
+
+    /// Lets the store go: the pause and the cancel are answered, and after a restart the job is
+    /// still cancelled (its attempt's record came first) and the slot's holder still paused.
+    private func releaseAndCheckTheCancelSticks(_ id: Int, holder: Int, lock: SQLiteWriteLock, pause: ChildProcess,
+                                                cancel: ChildProcess) throws {
         lock.release()
         XCTAssertEqual(pause.waitForExit(timeout: 10), 0, "pause")
         XCTAssertEqual(cancel.waitForExit(timeout: 10), 0, "cancel")
         try cli.awaitState(id, "cancelled", timeout: 5)
         try restartDaemon()
         XCTAssertEqual(try cli.awaitState(id, "cancelled", timeout: 5).state, "cancelled",
-                       "the start's record came first: the cancel sticks")
+                       "the attempt's record came first: the cancel sticks")
         XCTAssertEqual(try cli.awaitState(holder, "paused", timeout: 5).state, "paused")
-        XCTAssertFalse(Files.exists(partial))
-        XCTAssertFalse(Files.exists(dest))
     }
 
     /// A daemon with one slot, held by a download from a server that never answers (its job id).
