@@ -193,7 +193,7 @@ final class PauseResumeTests: IntegrationTestCase {
     func testACancelWhileADownloadsStartIsRecordedSticksAndRemovesItsFile() throws {
         let holder = try holdTheOneSlot()
         let name = "prepared.bin"
-        try makeSource(name, size: 64 * KiB)
+        try makeSource(name, size: 2 * MiB)  // 4 s at the slow rate: still under way when the cancel comes
         let dest = destination(name)
         let id = try cli.download(nginx.url(.slow, name), to: dest)
         XCTAssertEqual(try cli.awaitState(id, "queued", timeout: 5).state, "queued", "the one slot is taken")
