@@ -32,13 +32,21 @@ enum AttemptPreparation: Sendable {
         /// A resumable upload's session and acknowledged parts, as recorded.
         var session: (UploadSession, [UploadedPart])?
 
+        /// The plan, known from the job where it tells all the store holds, else read on the
+        /// store's queue; `then` runs on the caller's thread or on that queue.
+        static func make(_ job: Job, attempt: Int, at now: Timestamp, store: StoreQueue,
+                         then: @escaping @Sendable (Result<Plan, any Error>) -> Void) {
+            if let known = known(job, attempt: attempt, at: now) { return then(.success(known)) }
+            store.async({ store in try Plan(job, attempt: attempt, at: now, in: store) }, completion: then)
+        }
+
         /// The plan of an attempt for which the store holds nothing but the job itself, known
         /// without reading it (nil: it must be read). A download that never began an attempt
         /// and has no bytes has no resume state worth reading: the record of an attempt's start
         /// writes one in the same transaction as its number, and a job created from resume data
         /// counts its bytes. A plain upload reads nothing; a directory backup's PUT (its batch's
         /// prefix) and a resumable upload (its session) do.
-        static func known(_ job: Job, attempt: Int, at now: Timestamp) -> Plan? {
+        private static func known(_ job: Job, attempt: Int, at now: Timestamp) -> Plan? {
             let nothingStored = switch job.kind {
             case .download: attempt == 1 && job.bytesDone == 0
             case .upload: job.remote == nil && (job.method != "PUT" || job.batch == nil)

@@ -255,15 +255,8 @@ public final class Scheduler {
         preparing[id] = []
         // Files of one directory are opened one at a time (the directory's lock serializes them).
         let directory = job.path.map(PartialFile.directory(of:)) ?? job.outputDirectory ?? ""
-        let known = AttemptPreparation.Plan.known(job, attempt: attempt, at: at)
-        let plan: @Sendable (@escaping @Sendable (Result<AttemptPreparation.Plan, any Error>) -> Void) -> Void = { next in
-            guard let known else {
-                return store.async({ store in try AttemptPreparation.Plan(job, attempt: attempt, at: at, in: store) }, completion: next)
-            }
-            next(.success(known))
-        }
         let open: @Sendable ([String]) -> Void = { headers in
-            plan { planned in
+            AttemptPreparation.Plan.make(job, attempt: attempt, at: at, store: store) { planned in
                 threads.async(key: directory) {
                     // An S3 job's object, endpoint and credentials, read afresh for each attempt.
                     let access: S3Access?
