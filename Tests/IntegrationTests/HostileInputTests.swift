@@ -41,6 +41,35 @@ final class HostileInputTests: IntegrationTestCase {
         XCTAssertEqual(cli.run(["stats"]).exitCode, 0)
         XCTAssertTrue(try cli.jobs().isEmpty, "no hostile line created a job")
     }
+
+    /// A request is decoded once when it is one of this version; a line that is not is refused
+    /// for its version first (a newer client's unknown command), then as a bad request.
+    func testARefusalNamesTheVersionBeforeTheRequest() throws {
+        let cases: [(line: String, code: String, words: String, id: Int?)] = [
+            (#"{"version":2,"id":5,"command":"frobnicate"}"#, "unsupported_version", "protocol version 2 is not supported", 5),
+            (#"{"version":2,"id":6,"command":"stats"}"#, "unsupported_version", "protocol version 2 is not supported", 6),
+            (#"{"command":"stats"}"#, "unsupported_version", "protocol version missing is not supported", nil),
+            (#"{"version":1,"id":7,"command":"frobnicate"}"#, "bad_request", "not a control request", 7),
+            (#"not json"#, "bad_request", "not a control request", nil),
+        ]
+        for (line, code, words, id) in cases {
+            let connection = try UnixSocketConnection(path: daemon.socketPath, timeout: 5)
+            defer { connection.closeConnection() }
+            _ = connection.send(Data((line + "\n").utf8))
+            guard case .line(let answer) = connection.readReply() else { return XCTFail("no answer to \(line)") }
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
+            let error = try XCTUnwrap(object["error"] as? [String: Any], answer)
+            XCTAssertEqual(object["ok"] as? Bool, false, answer)
+            XCTAssertEqual(error["code"] as? String, code, answer)
+            XCTAssertTrue((error["message"] as? String ?? "").contains(words), answer)
+            XCTAssertEqual(object["id"] as? Int, id, answer)
+        }
+        let connection = try UnixSocketConnection(path: daemon.socketPath, timeout: 5)
+        defer { connection.closeConnection() }
+        _ = connection.send(Data((#"{"version":1,"id":8,"command":"stats"}"# + "\n").utf8))
+        guard case .line(let answer) = connection.readReply() else { return XCTFail("no answer to stats") }
+        XCTAssertTrue(answer.contains(#""ok":true"#) && answer.contains(#""id":8"#), answer)
+    }
 }
 
 /// A small repeatable random source (SplitMix64), so a failure can be replayed.

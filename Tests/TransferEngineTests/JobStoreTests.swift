@@ -120,7 +120,32 @@ import Testing
         #expect(startedOver == nil)
         #expect(resume.bytesDurable == 3000)
         #expect(file.size == 3000)
+        #expect(resume.file == file.identity, "the start records the file as cut back")
         #expect(try store.attempts(job.id).first?.rangeStart == 3000)
+    }
+
+    @Test func aFileAlreadyAsLongAsItsCheckpointIsRecordedAsItIs() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let fresh = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        guard case .ready(let created, let start, nil) = try AttemptPreparation.prepare(fresh, attempt: 1, in: store) else {
+            Issue.record("expected a ready attempt"); return
+        }
+        #expect(created.size == 0)
+        #expect(start.file == created.identity)
+        #expect(try store.resumeState(fresh.id)?.file == created.identity)
+
+        let stopped = try store.insert(newJob("stopped.bin"), maxRetries: 3, resume: nil)
+        let partial = stopped.partialPath!
+        try Data(repeating: 7, count: 3000).write(to: URL(fileURLWithPath: partial))
+        let left = try PartialFile(path: partial).identity
+        try store.saveResume(stopped.id, ResumeState(partialPath: partial, bytesDurable: 3000, validators: Validators(etag: "\"e\""),
+                                                     bytesTotal: 9000, file: left, fileWriting: false))
+        guard case .ready(let file, let resume, nil) = try AttemptPreparation.prepare(stopped, attempt: 1, in: store) else {
+            Issue.record("expected a ready attempt"); return
+        }
+        #expect(resume.bytesDurable == 3000)
+        #expect(file.identity == left, "not truncated: the file is as it was left")
+        #expect(resume.file == left)
     }
 
     @Test func preparationNeverExtendsAShorterFile() throws {

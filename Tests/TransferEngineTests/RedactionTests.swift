@@ -32,6 +32,22 @@ import Testing
         #expect(Redaction.url("example.com/x?token=t") == "example.com/x?token=<redacted>", "no scheme, still redacted")
     }
 
+    @Test func aPasswordOrAFragmentAloneIsStillRedacted() {
+        #expect(Redaction.url("https://u:pw@h/p") == "https://u:<redacted>@h/p")
+        #expect(Redaction.url("https://h/p#access_token=a") == "https://h/p#access_token=<redacted>")
+        #expect(Redaction.url("https://u@h/p") == "https://u@h/p", "a user without a password keeps its name")
+    }
+
+    @Test func aRedactedValueIsFoundAnywhereInTheText() {
+        #expect(Redaction.isRedacted("https://u:<redacted>@h/p"))
+        #expect(Redaction.isRedacted("<redacted>"))
+        #expect(Redaction.isRedacted("https://h/p?token=<redacted>"))
+        #expect(!Redaction.isRedacted("https://h/p?a=<redacte"))
+        #expect(!Redaction.isRedacted("https://h/<<redacte>"))
+        #expect(Redaction.isRedacted("https://h/<<redacted>"))
+        #expect(!Redaction.isRedacted(""))
+    }
+
     @Test func whatIsNotASecretIsLeftAlone() {
         for url in ["https://h/p", "https://h/p?", "https://h/p?keys=1&tokens=2&token", "https://h/token=1/p",
                     "https://h/p?a=b=c&&"] {

@@ -168,7 +168,7 @@ private struct DownloadLine: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "download")
+        let hasCommon = try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "download")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         url = try container.decode(String.self, forKey: .url)
         output = try container.decodeIfPresent(String.self, forKey: .output)
@@ -178,7 +178,7 @@ private struct DownloadLine: Decodable {
         overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite)
         maxFilesize = try container.decodeIfPresent(SizeValue.self, forKey: .maxFilesize)
         compressed = try container.decodeIfPresent(Bool.self, forKey: .compressed)
-        common = try CommonFields(from: decoder)
+        common = hasCommon ? try CommonFields(from: decoder) : CommonFields()
     }
 
     func job() throws -> NewJob {
@@ -228,7 +228,7 @@ private struct UploadLine: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "upload")
+        let hasCommon = try StrictKeys.check(decoder, CodingKeys.self, plus: CommonFields.keys, in: "upload")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         url = try container.decode(String.self, forKey: .url)
         form = try container.decodeIfPresent([String].self, forKey: .form)
@@ -238,7 +238,7 @@ private struct UploadLine: Decodable {
         tus = try container.decodeIfPresent(Bool.self, forKey: .tus)
         chunkSize = try container.decodeIfPresent(SizeValue.self, forKey: .chunkSize)
         partsInFlight = try container.decodeIfPresent(Int.self, forKey: .partsInFlight)
-        common = try CommonFields(from: decoder)
+        common = hasCommon ? try CommonFields(from: decoder) : CommonFields()
     }
 
     func job() throws -> NewJob {
@@ -339,12 +339,17 @@ private enum StrictKeys {
         init?(intValue: Int) { nil }
     }
 
+    /// Whether any of the object's fields is one of `extra` (all are `Keys` or `extra`).
+    @discardableResult
     static func check<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type,
-                                                       plus extra: Set<String> = [], in object: String) throws {
-        let known = Set(Keys.allCases.map(\.stringValue)).union(extra)
-        let container = try decoder.container(keyedBy: AnyKey.self)
-        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
-            throw Manifest.LineError.Reason("unknown field '\(unknown.stringValue)' in \(object)")
+                                                       plus extra: Set<String> = [], in object: String) throws -> Bool {
+        var hasExtra = false
+        for key in try decoder.container(keyedBy: AnyKey.self).allKeys where Keys(stringValue: key.stringValue) == nil {
+            guard extra.contains(key.stringValue) else {
+                throw Manifest.LineError.Reason("unknown field '\(key.stringValue)' in \(object)")
+            }
+            hasExtra = true
         }
+        return hasExtra
     }
 }

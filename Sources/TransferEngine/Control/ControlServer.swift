@@ -195,29 +195,22 @@ public final class ControlServer {
     private func handle(_ line: [UInt8], on connection: Connection) {
         guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) else { return }
         let data = Data(line)
-        // The version first: a newer client's unknown command deserves "unsupported version".
-        let probe: Probe
-        do {
-            probe = try JSONDecoder().decode(Probe.self, from: data)
-        } catch {
-            return send(.failure(ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))")),
-                        on: connection)
-        }
-        guard probe.version == ControlRequest.protocolVersion else {
-            var response = ControlResponse.failure(ControlError(.unsupportedVersion,
-                "protocol version \(probe.version.map(String.init) ?? "missing") is not supported; this daemon speaks \(ControlRequest.protocolVersion)"))
-            response.id = probe.id
-            return send(response, on: connection)
-        }
+        // One decoding of the whole line where it is a request of this version (a manifest's
+        // chunk is a thousand jobs); the version is looked at alone only when it is not.
         var request: ControlRequest
         do {
             request = try JSONDecoder().decode(ControlRequest.self, from: data)
+        } catch {
+            return send(refusal(of: data, error), on: connection)
+        }
+        guard request.version == ControlRequest.protocolVersion else {
+            return send(Self.unsupported(request.version, id: request.id), on: connection)
+        }
+        do {
             try request.normalizeIDs()
         } catch {
-            let refusal = error as? ControlError
-                ?? ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))")
-            var response = ControlResponse.failure(refusal)
-            response.id = probe.id
+            var response = ControlResponse.failure(error)
+            response.id = request.id
             return send(response, on: connection)
         }
         let connectionID = connection.id
@@ -232,6 +225,28 @@ public final class ControlServer {
             send(response, on: connection)
             pump(connection)
         }
+    }
+
+    /// Why a line that is not a request of this version is refused: a version this daemon does
+    /// not speak comes first (a newer client's unknown command deserves "unsupported version").
+    private func refusal(of data: Data, _ error: any Error) -> ControlResponse {
+        let probe: Probe
+        do {
+            probe = try JSONDecoder().decode(Probe.self, from: data)
+        } catch {
+            return .failure(ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))"))
+        }
+        guard probe.version == ControlRequest.protocolVersion else { return Self.unsupported(probe.version, id: probe.id) }
+        var response = ControlResponse.failure(ControlError(.badRequest, "not a control request: \(DecodingSummary.describe(error))"))
+        response.id = probe.id
+        return response
+    }
+
+    private static func unsupported(_ version: Int?, id: Int?) -> ControlResponse {
+        var response = ControlResponse.failure(ControlError(.unsupportedVersion,
+            "protocol version \(version.map(String.init) ?? "missing") is not supported; this daemon speaks \(ControlRequest.protocolVersion)"))
+        response.id = id
+        return response
     }
 
     private func send(_ response: ControlResponse, on connection: Connection) {

@@ -119,11 +119,16 @@ enum AttemptPreparation: Sendable {
         if resume.bytesDurable > 0 {
             if file.replacedForeignFile {
                 startedOver = .foreign
-            } else if let current = file.identity {
-                startedOver = resume.reasonToStartOver(current: current)
+            } else {
+                startedOver = resume.reasonToStartOver(current: file.openedAs)
             }
         }
         if startedOver != nil { resume = ResumeState(partialPath: resume.partialPath) }
+        // A new file (the first attempt of most downloads) is already as long as it should be:
+        // no truncation, which would still write its inode.
+        guard file.openedAs.size != resume.bytesDurable else {
+            return .ready(file, resume.identified(as: file.openedAs, writing: true), startedOver: startedOver)
+        }
         try file.truncate(to: resume.bytesDurable)
         return .ready(file, resume.identified(by: file, writing: true), startedOver: startedOver)
     }

@@ -16,6 +16,9 @@ public final class PartialFile: @unchecked Sendable {
     /// A file at `path` that this daemon's user did not own alone (another owner, other links,
     /// not a regular file) was removed and a new one created: nothing of it was trusted.
     public let replacedForeignFile: Bool
+    /// The file as it was opened (locked since: nothing of transferd's changed it meanwhile
+    /// unless this object did).
+    let openedAs: FileIdentity
 
     /// `<dir>/.<name>.transferd-part`: hidden, beside the destination, same filesystem.
     public static func partialPath(for destination: String) -> String {
@@ -68,6 +71,7 @@ public final class PartialFile: @unchecked Sendable {
         }
         descriptor = fd
         device = UInt64(info.st_dev)
+        openedAs = FileIdentity(info)
         do {
             lock = try FileLock.acquire(fd, info, path: path)
         } catch {

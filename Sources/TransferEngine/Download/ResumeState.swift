@@ -49,8 +49,13 @@ public struct ResumeState: Equatable, Sendable {
 
     /// This state with `file`'s identity as it is now (call after its bytes are synced).
     func identified(by file: PartialFile, writing: Bool) -> ResumeState {
+        identified(as: file.identity, writing: writing)
+    }
+
+    /// The state tied to the partial file as `identity` tells it.
+    func identified(as identity: FileIdentity?, writing: Bool) -> ResumeState {
         var state = self
-        state.file = file.identity
+        state.file = identity
         state.fileWriting = writing
         return state
     }

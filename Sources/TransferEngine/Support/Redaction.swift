@@ -19,7 +19,16 @@ public enum Redaction {
 
     /// The text holds a redacted value: it came from an output, not from the user.
     public static func isRedacted(_ text: String) -> Bool {
-        text.contains(marker)
+        // Compared as UTF-8 bytes: `String.contains` of a string costs more than the rest of
+        // checking a URL (a manifest line's check).
+        let marker = marker.utf8
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        while let first = bytes[start...].firstIndex(of: marker.first!) {
+            if bytes[first...].starts(with: marker) { return true }
+            start = bytes.index(after: first)
+        }
+        return false
     }
 
     // MARK: Headers
@@ -48,6 +57,11 @@ public enum Redaction {
     /// `https://user:<redacted>@host/p?X-Amz-Signature=<redacted>&a=1#token=<redacted>`.
     /// Text that is not a URL is redacted as if it were one (it may be echoed in an error).
     public static func url(_ url: String) -> String {
+        // Nothing to redact without a password (before an '@'), a query or a fragment: most
+        // URLs, each shown in its job's events.
+        guard url.utf8.contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
+            return url
+        }
         let start = url.firstRange(of: "://")?.upperBound ?? url.startIndex
         let rest = url[start...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
