@@ -6,9 +6,9 @@ import Synchronization
 
 /// Finishing downloads, many at once: the file-system analogue of the store's group commit.
 /// Files that finish while a group is being made durable form the next group, which is made
-/// durable together: writeback started for every file, then one syncfs for the file system
-/// many of them share, or each fdatasynced side by side on threads of its own (`GroupSync`
-/// chooses), their directories opened, the `finalizing` marks recorded in one transaction, the
+/// durable together: one syncfs for the file system many of them share (it writes their pages
+/// back itself), or each file's writeback started and then each fdatasynced side by side on
+/// threads of its own (`GroupSync` chooses), their directories opened, the `finalizing` marks recorded in one transaction, the
 /// renames, one fsync per directory, and only then is each answered. Each file keeps the order
 /// of durability of one finished alone: bytes synced, marked finalizing, renamed, directory
 /// entry synced — before its job is recorded completed.
@@ -50,7 +50,6 @@ final class FinishGroup: Sendable {
             defer { group.removeAll(keepingCapacity: true) }
             return group
         }
-        for finish in group { finish.file.startWriteback() }
         var results = syncAll(group)
         let directories = openDirectories(group, &results)
         markFinalizing(group, &results)
@@ -88,7 +87,8 @@ final class FinishGroup: Sendable {
     }
 
     /// Makes every file of the group durable and waits for them all: one syncfs for each file
-    /// system `GroupSync` chooses, an fdatasync for each other file, side by side.
+    /// system `GroupSync` chooses (it writes every dirty page back itself), an fdatasync for each
+    /// other file, side by side, after writeback has started for all of them.
     private func syncAll(_ group: [Finish]) -> [Result<Void, TransferError>] {
         var synced = Set<UInt64>()
         let dirtyBytes = SystemMemory.dirtyBytes()
@@ -102,8 +102,11 @@ final class FinishGroup: Sendable {
             if (try? file.syncFileSystem()) != nil { synced.insert(device) }
         }
         let results = Mutex([Result<Void, TransferError>](repeating: .success(()), count: group.count))
+        let unsynced = group.indices.filter { !synced.contains(group[$0].file.device) }
+        for index in unsynced { group[index].file.startWriteback() }
         let done = DispatchGroup()
-        for (index, finish) in group.enumerated() where !synced.contains(finish.file.device) {
+        for index in unsynced {
+            let finish = group[index]
             done.enter()
             threads.async {
                 let result = Result { () throws(TransferError) in try finish.file.sync() }
