@@ -192,6 +192,42 @@ import Testing
         #expect(found.withLock { $0 }?.url == job.url)
     }
 
+    @Test func deferrableWorkGathersBeforeItCommits() throws {
+        let (queue, _) = try makeQueue()
+        let done = DispatchSemaphore(value: 0)
+        let queued = DispatchTime.now()
+        let committed = Mutex<DispatchTime?>(nil)
+        queue.async({ _ in }, deferrable: true) { _ in
+            committed.withLock { $0 = .now() }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        let waited = try #require(committed.withLock { $0 }).uptimeNanoseconds - queued.uptimeNanoseconds
+        guard case .milliseconds(let gathering) = StoreQueue.gathering else { Issue.record("a window in milliseconds"); return }
+        #expect(waited >= UInt64(gathering) * 1_000_000, "no commit before the window closes")
+        #expect(try queue.sync { _ in 7 } == 7, "the queue goes on after a deferred drain")
+    }
+
+    @Test func workThatIsWaitedOnTakesDeferrableWorkAlongInItsCommit() throws {
+        let (queue, path) = try makeQueue()
+        let seen = Mutex<[String: [String]]>([:])
+        let group = DispatchGroup()
+        for (name, deferrable) in [("later", true), ("now", false)] {
+            let job = newJob(name)
+            group.enter()
+            queue.async({ store in try store.insert(job, maxRetries: 0, resume: nil).id }, deferrable: deferrable) { _ in
+                let urls = (try? JobStore(path: path).jobs().map(\.url)) ?? []
+                seen.withLock { $0[name] = urls.sorted() }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        let both = ["http://127.0.0.1/later", "http://127.0.0.1/now"]
+        #expect(seen.withLock { $0 } == ["later": both, "now": both], "one group, one commit")
+        // The drain scheduled for the gathered work finds it gone, and the queue goes on.
+        #expect(try queue.sync { store in try store.jobs().count } == 2)
+    }
+
     @Test func piecesRunInSubmissionOrder() throws {
         let (queue, _) = try makeQueue()
         let order = Mutex<[Int]>([])

@@ -29,7 +29,7 @@ extension Scheduler {
         durably({ try file.sync() }, record: { store in
             try store.saveResume(id, state.identified(by: file, writing: true))
             try store.recordAttemptBytes(id, number: attempt, bytes: received)
-        }) { scheduler, result in
+        }, deferrable: true) { scheduler, result in
             guard let transfer = scheduler.finished(step) else { return }
             switch result {
             case .success:

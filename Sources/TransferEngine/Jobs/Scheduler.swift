@@ -227,14 +227,15 @@ public final class Scheduler {
         }
         let file = engine[record.id]?.file
         if engine[record.id]?.transfer == nil { engine[record.id] = nil }
+        // A state change has happened: its record is waited on by no transfer.
         switch record.partial {
         case .sync:
-            guard let file else { return stored(write, then: recorded) }
-            durably({ try file.sync() }, record: write, then: recorded)
+            guard let file else { return stored(write, deferrable: true, then: recorded) }
+            durably({ try file.sync() }, record: write, deferrable: true, then: recorded)
         case .remove(let path):
-            durably({ PartialFile.remove(path) }, record: write, then: recorded)
+            durably({ PartialFile.remove(path) }, record: write, deferrable: true, then: recorded)
         case .none:
-            stored(write, then: recorded)
+            stored(write, deferrable: true, then: recorded)
         }
     }
 
@@ -278,7 +279,7 @@ public final class Scheduler {
                     guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
                     if case .ready = preparation {
                         // Asked of the store before anything the loop records after the transfer starts.
-                        store.async({ store in try preparation.record(plan, in: store) }) { result in
+                        store.async({ store in try preparation.record(plan, in: store) }, deferrable: true) { result in
                             inbox.post { $0.feed(.recorded(token: record.token, error: result.failureDescription)) }
                         }
                         return inbox.post { $0.prepared(id, attempt: attempt, opened, headers: headers, s3: access) }
@@ -513,17 +514,17 @@ public final class Scheduler {
     }
 
     /// Runs `work` on the store's queue, then `then` on the loop thread.
-    func stored<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T,
+    func stored<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T, deferrable: Bool = false,
                              then: @escaping @Sendable (Scheduler, Result<T, any Error>) -> Void) {
         loop.assertOnLoopThread()
         let inbox = inbox!
-        store.async(work) { result in inbox.post { then($0, result) } }
+        store.async(work, deferrable: deferrable) { result in inbox.post { then($0, result) } }
     }
 
     /// Syncs on the file queue, records in the store, then continues on the loop thread: the order
     /// that makes a recorded length always durable.
     func durably<T: Sendable>(_ sync: @escaping @Sendable () throws -> Void,
-                              record: @escaping @Sendable (JobStore) throws -> T,
+                              record: @escaping @Sendable (JobStore) throws -> T, deferrable: Bool = false,
                               then: @escaping @Sendable (Scheduler, Result<T, any Error>) -> Void) {
         let inbox = inbox!
         let store = store
@@ -533,7 +534,7 @@ public final class Scheduler {
             } catch {
                 return inbox.post { then($0, .failure(error)) }
             }
-            store.async(record) { result in inbox.post { then($0, result) } }
+            store.async(record, deferrable: deferrable) { result in inbox.post { then($0, result) } }
         }
     }
 
