@@ -33,8 +33,10 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         let base = directory.path
         for index in 0..<3 {
+            // The last one may wait for its window: `alone` does not.
             queue.async({ store in _ = try store.insert(NewJob(kind: .download, url: "http://h/\(index)",
-                                                                path: base + "/f\(index)"), maxRetries: 0, resume: nil) }) { _ in
+                                                                path: base + "/f\(index)"), maxRetries: 0, resume: nil) },
+                        deferrable: index == 2) { _ in
                 order.withLock { $0.append("piece \(index)") }
             }
         }

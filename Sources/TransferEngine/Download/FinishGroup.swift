@@ -8,10 +8,10 @@ import Synchronization
 /// Files that finish while a group is being made durable form the next group, which is made
 /// durable together: one syncfs for the file system many of them share (it writes their pages
 /// back itself), or each file's writeback started and then each fdatasynced side by side on
-/// threads of its own (`GroupSync` chooses), their directories opened, the `finalizing` marks recorded in one transaction, the
-/// renames, one fsync per directory, and only then is each answered. Each file keeps the order
-/// of durability of one finished alone: bytes synced, marked finalizing, renamed, directory
-/// entry synced — before its job is recorded completed.
+/// threads of its own (`GroupSync` chooses), their directories opened, the `finalizing` marks
+/// recorded in one transaction, the renames, one fsync per directory, and only then is each
+/// answered. Each file keeps the order of durability of one finished alone: bytes synced,
+/// marked finalizing, renamed, directory entry synced — before its job is recorded completed.
 /// Thread: any; groups run one at a time on their own queue.
 final class FinishGroup: Sendable {
     struct Finish: Sendable {

@@ -66,11 +66,15 @@ public final class StoreQueue: Sendable {
 
     /// Runs `work` on the store's queue outside any group: `work` makes its own transaction
     /// (`JobStore.transactionWithoutForeignKeys`), which needs no transaction around it. It runs
-    /// after every piece queued before it; pieces queued after it may run first. `completion`
-    /// runs on the store's queue.
+    /// after every piece queued before it (deferrable ones are committed first, without waiting
+    /// for their window); pieces queued after it may run first. `completion` runs on the store's
+    /// queue.
     public func alone<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        queue.async { [box] in completion(Result { try work(box.store) }) }
+        queue.async { [self] in
+            drain()
+            completion(Result { try work(box.store) })
+        }
     }
 
     /// Runs `work` and waits until it is durable. Never from the loop thread or the store's queue.
