@@ -230,6 +230,17 @@ import Testing
         #expect(try queue.sync { store in try store.jobs().count } == 2)
     }
 
+    @Test func commitWaitingCommitsDeferrableWorkWithoutItsWindow() throws {
+        let (queue, path) = try makeQueue()
+        let job = newJob("gathering")
+        queue.async({ store in _ = try store.insert(job, maxRetries: 0, resume: nil) }, deferrable: true) { _ in }
+        #expect(queue.commitWaiting(within: .seconds(30)))
+        #expect(try Self.committedCount(path, url: job.url) == 1, "committed before commitWaiting returned")
+        let release = block(queue)
+        #expect(!queue.commitWaiting(within: .milliseconds(50)), "a store that does not answer in time")
+        release.signal()
+    }
+
     @Test func piecesRunInSubmissionOrder() throws {
         let (queue, _) = try makeQueue()
         let order = Mutex<[Int]>([])

@@ -162,6 +162,9 @@ public final class Daemon {
             + "\(descriptors.reserve) kept for the store and transfers")
         loop.run()
         withExtendedLifetime((signals, server, deadline, scheduler, commands)) {}
+        // Records still gathering for their commit (`StoreQueue.gathering`) are committed now;
+        // a store that does not answer within a second holds nothing a restart cannot redo.
+        if !store.commitWaiting(within: .seconds(1)) { logger.warn("the store did not answer; exiting without it") }
         logger.info("stopped")
     }
 

@@ -90,6 +90,14 @@ public final class StoreQueue: Sendable {
         return try outcome.withLock { $0! }.get()
     }
 
+    /// Commits the work waiting (deferrable work too, without its window) and waits up to
+    /// `timeout` for that; false when the store did not answer in time. The daemon's last step.
+    public func commitWaiting(within timeout: DispatchTimeInterval) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        async({ _ in }) { _ in done.signal() }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
     /// Commits every piece waiting (a drain scheduled earlier may find them taken already).
     private func drain() {
         let group = pending.withLock { pending in
