@@ -126,11 +126,12 @@ enum AttemptPreparation: Sendable {
         if startedOver != nil { resume = ResumeState(partialPath: resume.partialPath) }
         // A new file (the first attempt of most downloads) is already as long as it should be:
         // no truncation, which would still write its inode.
-        guard file.openedAs.size != resume.bytesDurable else {
-            return .ready(file, resume.identified(as: file.openedAs, writing: true), startedOver: startedOver)
+        var identity: FileIdentity? = file.openedAs
+        if file.openedAs.size != resume.bytesDurable {
+            try file.truncate(to: resume.bytesDurable)
+            identity = file.identity
         }
-        try file.truncate(to: resume.bytesDurable)
-        return .ready(file, resume.identified(by: file, writing: true), startedOver: startedOver)
+        return .ready(file, resume.identified(as: identity, writing: true), startedOver: startedOver)
     }
 
     /// Records the attempt (and its `running` state) once its files are ready (the store's
