@@ -227,7 +227,7 @@ public final class Scheduler {
         }
         let file = engine[record.id]?.file
         if engine[record.id]?.transfer == nil { engine[record.id] = nil }
-        // A state change has happened: its record is waited on by no transfer.
+        // A state change has happened: no transfer waits on its record to go on.
         switch record.partial {
         case .sync:
             guard let file else { return stored(write, deferrable: true, then: recorded) }

@@ -5,9 +5,11 @@ import Synchronization
 /// Work that arrives while the store is busy is committed together (group commit): each piece
 /// runs in its own savepoint, and one COMMIT — one fsync — makes the whole group durable before
 /// any of its completions run. Thousands of small jobs therefore cost a few commits, not one each.
-/// Work nobody waits on (`deferrable`: records of what already happened) gathers a little
-/// longer, `gathering`, before its group commits: each commit writes every page it changed
-/// again, and the records of many jobs share their pages.
+/// Work no transfer waits on to go on (`deferrable`: records of what already happened, a
+/// running download's checkpoints) gathers a little longer, `gathering`, before its group
+/// commits: each commit writes every page it changed again, and the records of many jobs share
+/// their pages. What does wait on it (a command's answer, the end of a transfer whose checkpoint
+/// is on its way) waits that much longer, once.
 /// Thread: any; work runs on the queue, completions where the caller says.
 public final class StoreQueue: Sendable {
     /// How long deferrable work waits for more before its group commits, unless work that is
@@ -41,8 +43,8 @@ public final class StoreQueue: Sendable {
     }
 
     /// Runs `work` on the store's queue as one atomic unit, then hands its result to `completion`
-    /// (on that queue) once it is durable. `deferrable`: nothing waits on it, so its group may
-    /// gather for `gathering` first.
+    /// (on that queue) once it is durable. `deferrable`: no transfer waits on it to go on, so
+    /// its group may gather for `gathering` first.
     public func async<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T, deferrable: Bool = false,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let piece: Work = { store in
