@@ -24,7 +24,7 @@ machine
 for run in $(seq "$RUNS"); do
     for side in A B; do
         dir=${!side}; ctl=("$dir/transferctl" --state-dir "$BENCH_DIR/state$side")
-        sed "s|/out/RUN/|/out/$side$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/s.jsonl"; mkdir -p "$BENCH_DIR/out/$side$run"; sync
+        sed "s|/out/RUN/|/out/$side$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/s.jsonl"; mkdir -p "$BENCH_DIR/out/$side$run"; settle "${ctl[@]}" stats
         pid=${PIDS[$side]}; cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         start=$(now)
         batch=$("${ctl[@]}" batch submit "$BENCH_DIR/s.jsonl" 2>/dev/null)

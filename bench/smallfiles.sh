@@ -33,12 +33,13 @@ done > "$BENCH_DIR/small.jsonl"  # out/td/ becomes each run's own directory
 # (`recently_deleted`), so a tool writing right after an `rm -rf` pays a scan the others may not.
 rate() {
     local dir=$1; shift
-    mkdir -p "$dir"; sync
+    mkdir -p "$dir"; settle load_tools
     local start end; start=$(now); (cd "$dir" && "$@" 2>/dev/null); end=$(now)
     local count; count=$(find "$dir" -type f -size "${SIZE_KIB}k" | wc -l)
     [ "$count" -eq "$FILES" ] || { echo "$* wrote $count files" >&2; exit 1; }
     echo "$FILES / ($end - $start)" | bc -l
 }
+load_tools() { curl --version; aria2c --version; ctl stats; }
 transferd_batch() {
     local batch; batch=$(ctl batch submit "$BENCH_DIR/small$run.jsonl" 2>/dev/null)
     ctl wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }

@@ -29,11 +29,12 @@ final class DiskGuardTests: FaultServerTestCase {
         return other
     }
 
-    /// A 4 MiB tmpfs for the state directory (and downloads), or skip where mounting is not allowed.
-    private func mountSmallDisk() throws -> URL {
+    /// A 4 MiB tmpfs (or of `size`) for the state directory (and downloads), or skip where
+    /// mounting is not allowed.
+    private func mountSmallDisk(size: String = "4m") throws -> URL {
         let mountPoint = workDir.appendingPathComponent("small")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        try XCTSkipUnless(mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=4m") == 0,
+        try XCTSkipUnless(mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=\(size)") == 0,
                           "cannot mount a tmpfs here: \(String(cString: strerror(errno)))")
         smallDisk = mountPoint
         return mountPoint
@@ -90,6 +91,25 @@ final class DiskGuardTests: FaultServerTestCase {
         XCTAssertEqual(ctl.run(["cancel", String(id)]).exitCode, 0, "said again, it converges")
         ctl = try startDaemon(stateDir: stateDir)
         XCTAssertEqual(try ctl.job(id).state, "cancelled", "an acknowledged cancel survives a restart")
+    }
+
+    /// A small file's body is gathered and written in one piece once all of it has arrived: a
+    /// full disk then pauses the job as it pauses a large one, and once there is space again the
+    /// job completes.
+    func testASmallFileThatFindsTheDiskFullPausesAndCompletesOnceThereIsSpace() throws {
+        let disk = try mountSmallDisk(size: "128k")
+        let size = 200 * KiB
+        let sha = try makeSource("small.bin", size: size)
+        let dest = disk.appendingPathComponent("small.bin")
+        let id = try cli.download(nginx.url(.files, "small.bin"), to: dest, ["--retry", "0"])
+        let paused = try cli.awaitState(id, "paused", timeout: 15)
+        XCTAssertEqual(paused.errorCode, "disk_full", paused.jsonText)
+        XCTAssertFalse(Files.exists(dest), "no destination while the disk is full")
+
+        XCTAssertEqual(mount("tmpfs", disk.path, "tmpfs", UInt(MS_REMOUNT), "size=1m"), 0, String(cString: strerror(errno)))
+        XCTAssertEqual(cli.run(["resume", String(id)]).exitCode, 0)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: size)
     }
 
     /// The disk that holds the state directory fills with a download: the job pauses with
