@@ -96,11 +96,11 @@ import Testing
 @Suite struct DescriptorBudgetTests {
     @Test func keepsAReserveAndGivesConnectionsHalfOfTheRest() {
         let tight = DescriptorBudget(limit: 256, maxActive: 4)
-        #expect(tight.reserve == 96)
-        #expect(tight.connections == 80)
+        #expect(tight.reserve == 180, "64 + 8 × 4 for the transfers + 3 × 7 × 4 for the downloads finishing beside them")
+        #expect(tight.connections == 38)
         #expect(DescriptorBudget(limit: 1024, maxActive: 4).connections == 256, "at most 256")
         #expect(DescriptorBudget(limit: 40, maxActive: 16).connections == 8, "at least 8")
-        #expect(DescriptorBudget(limit: 1024, maxActive: 100).connections == 80, "(1024 - 64 - 8 × 100) / 2")
+        #expect(DescriptorBudget(limit: 3400, maxActive: 100).connections == 218, "(3400 - 64 - 29 × 100) / 2")
         #expect(DescriptorBudget(limit: Int.max, maxActive: 4).connections == 256)
     }
 }

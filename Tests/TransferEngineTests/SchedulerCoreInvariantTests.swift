@@ -209,7 +209,8 @@ private struct Model {
         for slot in running.values { byHost[slot.host, default: 0] += 1 }
         #expect(byHost.values.allSatisfy { $0 <= driver.core.settings.maxPerHost }, "\(where_): host cap passed")
         let finishing = driver.core.admission.finishing
-        #expect(running.count + finishing.count <= 2 * driver.core.settings.maxActive, "\(where_): too many files open")
+        #expect(running.count + finishing.count <= Admission.jobsPerSlot * driver.core.settings.maxActive,
+                "\(where_): too many files open")
         for (id, record) in driver.core.jobs where record.job.state == .running {
             if case .finalizing = record.phase, finishing.contains(id) { continue }
             #expect(running[id] != nil, "\(where_): job \(id) runs without a slot")

@@ -305,19 +305,20 @@ import Testing
 
     // MARK: Finishing
 
-    @Test func aDownloadBeingMadeDurableGivesItsSlotToTheNextButNoMoreThanTwiceMaxActiveRun() {
+    @Test func aDownloadBeingMadeDurableGivesItsSlotToTheNextButNoMoreThanEightTimesMaxActiveRun() {
         var driver = CoreDriver(maxActive: 1)
-        for id in 1...3 { driver.send(.adopted(makeJob(Int64(id)))) }
+        let all = Int64(Admission.jobsPerSlot)
+        for id in 1...all + 1 { driver.send(.adopted(makeJob(id))) }
         #expect(driver.startedIDs() == [1])
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed, kept: 10)))
         #expect(driver.state(1) == .running && driver.finalizes.count == 1, "still running while its file is synced")
         #expect(driver.job(1)?.bytesDone == 10, "shown with every byte while it is synced")
         #expect(driver.startedIDs() == [1, 2], "its slot went to the next job")
-        driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .completed, kept: 10, id: 2)))
-        #expect(driver.startedIDs() == [1, 2], "two files being finished already: 2 x --max-active")
+        for id in 2...all { driver.send(.attemptEnded(JobID(rawValue: id), makeReport(1, .completed, kept: 10, id: id))) }
+        #expect(driver.startedIDs() == Array(1...all), "\(all) files being finished already: 8 x --max-active")
         driver.send(.finalized(JobID(rawValue: 1), makeReport(1, .completed, kept: 10), .success(10)))
         #expect(driver.state(1) == .completed)
-        #expect(driver.startedIDs() == [1, 2, 3])
+        #expect(driver.startedIDs() == Array(1...all + 1))
     }
 
     @Test func aPauseDuringFinalizeWaitsForItAndTheJobCompletes() {

@@ -2,12 +2,14 @@
 /// every transfer slot, and half of the rest for control connections, so that clients holding
 /// connections open can never leave a transfer or the store without one. Pure; unit-tested.
 public struct DescriptorBudget: Equatable, Sendable {
-    /// The database and its journal, the state lock, the loop's own descriptors, hook pipes and
-    /// finishing downloads.
+    /// The database and its journal, the state lock, the loop's own descriptors, hook pipes.
     public static let base = 64
     /// One transfer: its socket (two while connecting to a host with two addresses), the partial
     /// file and its lock, a source file, its directory while finishing.
     public static let perTransfer = 8
+    /// One finishing download beyond the transfer slots (`Admission.jobsPerSlot`): its partial
+    /// file and its lock, its directory.
+    public static let perFinishing = 3
     public static let minConnections = 8
     public static let maxConnections = 256
 
@@ -20,7 +22,8 @@ public struct DescriptorBudget: Equatable, Sendable {
 
     public init(limit: Int, maxActive: Int) {
         self.limit = limit
-        reserve = Self.base + Self.perTransfer * max(maxActive, 1)
+        let slots = max(maxActive, 1)
+        reserve = Self.base + Self.perTransfer * slots + Self.perFinishing * (Admission.jobsPerSlot - 1) * slots
         connections = min(Self.maxConnections, max(Self.minConnections, (limit - reserve) / 2))
     }
 }

@@ -17,8 +17,13 @@ struct Admission {
     private(set) var runningByHost: [String: Int] = [:]
     /// Running downloads whose bytes have all arrived, being made durable: they hold no slot
     /// (their connection is free for the next transfer) but each keeps its file open, so at
-    /// most `2 × maxActive` jobs run in all.
+    /// most `jobsPerSlot × maxActive` jobs run in all.
     private(set) var finishing: Set<JobID> = []
+    /// A finishing group (a syncfs, a commit, the renames, a directory fsync) takes a few
+    /// milliseconds; a small file's transfer one or two. At 2 × `maxActive` the slots stood idle
+    /// for a quarter of a batch of small files, starting only as groups ended; 8 × kept them busy
+    /// (+18 % files/s; 4 ×: 14 % less than 8 ×, 32 ×: no more).
+    static let jobsPerSlot = 8
     private var queue = RunQueue()
     /// The low job giving its slot away, until it is suspended (one at a time).
     private(set) var preempting: JobID?
@@ -63,7 +68,7 @@ struct Admission {
     /// caller starts it (and tracks it as running). `isCurrent` drops entries of jobs that left
     /// `queued` or changed priority since they were queued.
     mutating func next(isCurrent: (RunQueue.Entry) -> Bool) -> JobID? {
-        guard running.count < maxActive, running.count + finishing.count < 2 * maxActive else { return nil }
+        guard running.count < maxActive, running.count + finishing.count < Self.jobsPerSlot * maxActive else { return nil }
         let maxPerHost = maxPerHost
         let byHost = runningByHost
         return queue.pop(admits: { byHost[$0, default: 0] < maxPerHost }, isCurrent: isCurrent)?.id
