@@ -69,6 +69,7 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.
         signal(SIGXFSZ, SIG_IGN)
+        Memory.keepFreedForReuse()
         CurlGlobal.initialize()
 
         let store: StoreQueue
