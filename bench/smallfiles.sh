@@ -4,7 +4,8 @@
 # --max-per-host 16, until `wait --batch` returns), alternating, RUNS times. Prints files per
 # second for each and the median ratios transferd / curl and transferd / aria2c. Every transferd
 # file is durable (fsynced, renamed, its directory fsynced) and every job recorded before `wait`
-# returns; curl and aria2c sync nothing. Each measurement starts after `sync`.
+# returns; curl and aria2c sync nothing. Each measurement starts after `settle` (lib.sh): every
+# dirty page written, and as root the page cache dropped and the served files read back in.
 #   usage: bench/smallfiles.sh [FILES=2000] [SIZE_KIB=64] [RUNS=5]
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/scripts/deps.sh"

@@ -1,6 +1,7 @@
-/// How the daemon shares its file descriptors: a reserve for the database, the loop, hooks and
-/// every transfer slot, and half of the rest for control connections, so that clients holding
-/// connections open can never leave a transfer or the store without one. Pure; unit-tested.
+/// How the daemon shares its file descriptors: a reserve for the database, the loop, hooks,
+/// every transfer slot and the downloads finishing beside them, and half of the rest for
+/// control connections, so that clients holding connections open can never leave a transfer or
+/// the store without one. Pure; unit-tested.
 public struct DescriptorBudget: Equatable, Sendable {
     /// The database and its journal, the state lock, the loop's own descriptors, hook pipes.
     public static let base = 64
