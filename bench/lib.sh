@@ -65,10 +65,11 @@ start_transferd() {
 
 # Before each measurement: every dirty page written and, where allowed (root; NO_DROP_CACHES
 # unset), the page cache dropped and the served files and the daemons' state (the database a
-# running daemon has in memory) read back in, then the programs of the next run started once. On this VM a large page cache makes each new page-cache page slow to
-# get: 2,000 files of 64 KiB written by a plain loop take 80-110 ms after a drop and 330-400 ms
-# with ~10 GB cached, so without this every run pays for the runs before it. With it, every tool
-# starts from the same memory.  usage: settle [COMMAND...] (run once after the drop, to load it)
+# running daemon has in memory) read back in, then the programs of the next run started once.
+# On this VM a large page cache makes each new page-cache page slow to get: 2,000 files of
+# 64 KiB written by a plain loop take 80-110 ms after a drop and 330-400 ms with ~10 GB cached,
+# so without this every run pays for the runs before it. With it, every tool starts from the
+# same memory.  usage: settle [COMMAND...] (run once after the drop, to load it)
 settle() {
     sync
     [ -w /proc/sys/vm/drop_caches ] && [ -z "${NO_DROP_CACHES:-}" ] || return 0
