@@ -54,14 +54,13 @@ public final class JobStore {
         let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }
             .map { try JobStore.json($0) }
         let remoteJSON = try new.remote.map { try JobStore.json($0) }
-        let method = upload == nil ? String?.none : new.method
-        // A tus PATCH says which offset it continues: it needs no key to be repeated.
-        let idempotencyKey = new.remote == nil ? IdempotencyKey.make(method: method, headers: new.headers) : nil
+        // The job as its row holds it, each column decided here once (its id once inserted).
+        var job = Job(inserted: new, maxRetries: maxRetries, upload: upload, bytesDone: resume?.bytesDurable ?? 0,
+                      bytesTotal: resume?.bytesTotal ?? bytesTotal, key: key, now: now)
         return try connection.transaction {
-            var path = new.path
             var claimed: String?
             if new.kind == .download, let wanted = new.path {
-                (path, claimed) = try destination(wanted, for: nil, onExists: new.onExists ?? .fail)
+                (job.path, claimed) = try destination(wanted, for: nil, onExists: new.onExists ?? .fail)
             }
             try connection.run("""
                 INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
@@ -70,23 +69,20 @@ public final class JobStore {
                                   idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                new.kind.rawValue, (new.paused ? JobState.paused : .queued).rawValue,
-                new.paused ? "created paused" : String?.none, new.url, path, headers, new.sha256,
-                new.overwrite || new.onExists == .overwrite, new.priority.rawValue, new.batch, new.limit, maxRetries,
-                resume?.bytesDurable ?? 0, resume?.bytesTotal ?? bytesTotal, now.rawValue, now.rawValue,
-                method, uploadJSON, tlsJSON, key, new.onComplete, new.onFail,
-                claimed, new.umask, new.maxFilesize, idempotencyKey, new.retryUnsafe ?? false,
-                new.kind == .download ? new.outputDirectory : nil, new.onExists?.rawValue, new.headerCommand, networkJSON, remoteJSON)
-            let id = JobID(rawValue: connection.lastInsertRowID)
+                job.kind.rawValue, job.state.rawValue, job.stateReason, job.url, job.path, headers, job.sha256,
+                job.overwrite, job.priority.rawValue, job.batch, job.limit, job.maxRetries,
+                job.bytesDone, job.bytesTotal, now.rawValue, now.rawValue,
+                job.method, uploadJSON, tlsJSON, job.key, job.onComplete, job.onFail,
+                claimed, job.umask, job.maxFilesize, job.idempotencyKey, job.retryUnsafe,
+                job.outputDirectory, new.onExists?.rawValue, job.headerCommand, networkJSON, remoteJSON)
+            job.id = JobID(rawValue: connection.lastInsertRowID)
             if let resume {
-                try saveResume(id, resume)
-                guard let job = try job(id) else { throw StoreError.unknownJob(id) }
-                return job
+                try saveResume(job.id, resume)  // which writes the job's row again
+                guard let stored = try self.job(job.id) else { throw StoreError.unknownJob(job.id) }
+                return stored
             }
             // The row as just written, without reading it back (a fifth of a manifest's queueing).
-            let job = Job(inserted: new, id: id, path: path, maxRetries: maxRetries, method: method, upload: upload,
-                          bytesTotal: bytesTotal, key: key, idempotencyKey: idempotencyKey, now: now)
-            assert(job == (try? self.job(id)) ?? nil, "job \(id) as inserted is not the job as stored")
+            assert((try? self.job(job.id)) == job, "job \(job.id) as inserted is not the job as stored")
             return job
         }
     }
@@ -407,15 +403,17 @@ public final class JobStore {
 }
 
 private extension Job {
-    /// The job a new row holds, as `JobRow` reads it back (`insert` asserts that it does).
-    init(inserted new: NewJob, id: JobID, path: String?, maxRetries: Int, method: String?, upload: UploadSpec?,
-         bytesTotal: Int64?, key: String?, idempotencyKey: String?, now: Timestamp) {
-        self.init(id: id, kind: new.kind, state: new.paused ? .paused : .queued, stateReason: new.paused ? "created paused" : nil,
-                  url: new.url, path: path, headers: new.headers, sha256: new.sha256,
-                  overwrite: new.overwrite || new.onExists == .overwrite, priority: new.priority, batch: new.batch,
-                  limit: new.limit, maxRetries: maxRetries, bytesDone: 0, bytesTotal: bytesTotal, attempts: 0,
-                  httpStatus: nil, error: nil, nextAttemptAt: nil, createdAt: now, updatedAt: now, finishedAt: nil,
-                  method: method, upload: upload)
+    /// The job a new row holds, as `JobRow` reads it back (`insert` asserts that it does); its
+    /// id is given once the row is inserted.
+    init(inserted new: NewJob, maxRetries: Int, upload: UploadSpec?, bytesDone: Int64, bytesTotal: Int64?,
+         key: String?, now: Timestamp) {
+        let method = upload == nil ? nil : new.method
+        self.init(id: JobID(rawValue: 0), kind: new.kind, state: new.paused ? .paused : .queued,
+                  stateReason: new.paused ? "created paused" : nil, url: new.url, path: new.path, headers: new.headers,
+                  sha256: new.sha256, overwrite: new.overwrite || new.onExists == .overwrite, priority: new.priority,
+                  batch: new.batch, limit: new.limit, maxRetries: maxRetries, bytesDone: bytesDone, bytesTotal: bytesTotal,
+                  attempts: 0, httpStatus: nil, error: nil, nextAttemptAt: nil, createdAt: now, updatedAt: now,
+                  finishedAt: nil, method: method, upload: upload)
         tls = new.tls ?? TLSOptions()
         network = new.network.flatMap { $0.isDefault ? nil : $0 } ?? NetworkOptions()
         remote = new.remote
@@ -424,7 +422,8 @@ private extension Job {
         onFail = new.onFail
         umask = new.umask
         maxFilesize = new.maxFilesize
-        self.idempotencyKey = idempotencyKey
+        // A tus PATCH says which offset it continues: it needs no key to be repeated.
+        idempotencyKey = new.remote == nil ? IdempotencyKey.make(method: method, headers: new.headers) : nil
         retryUnsafe = new.retryUnsafe ?? false
         outputDirectory = new.kind == .download ? new.outputDirectory : nil
         onExists = new.onExists ?? .fail
