@@ -138,12 +138,16 @@ final class ClientExhaustionTests: IntegrationTestCase {
     }
 
     func testAnAttemptShortOfDescriptorsWaitsAndRetriesInsteadOfFailing() throws {
-        // 16 transfers at once need about 48 descriptors: a daemon allowed 40 runs out.
+        // 16 transfers at once need about 48 descriptors: a daemon allowed 40 runs out. Each
+        // transfer takes 2 s (1 MiB at 512 KiB/s), so that they overlap even when a busy machine
+        // spreads their starts out: at 0.5 s each, the first had ended before the last started
+        // in a CI run, and no descriptor ran short.
         try restartDaemon(arguments: ["--max-active", "16", "--max-per-host", "16"], fileLimit: (40, 40))
+        let size = 1 * MiB
         var lines: [String] = []
         var sums: [Int: String] = [:]
         for index in 0..<16 {
-            sums[index] = try makeSource("f\(index)", size: 256 * KiB)
+            sums[index] = try makeSource("f\(index)", size: size)
             lines.append(manifestLine(key: nil, download: ["url": nginx.url(.slow, "f\(index)"),
                                                            "output": destination("f\(index)").path]))
         }
@@ -164,7 +168,7 @@ final class ClientExhaustionTests: IntegrationTestCase {
             shortages += shown.attemptLog.filter { ($0["error"] as? [String: Any])?["code"] as? String == "fd_shortage" }.count
             let name = URL(fileURLWithPath: shown["path"] as? String ?? "").lastPathComponent
             let index = try XCTUnwrap(Int(name.dropFirst()))
-            try assertCompletedDownload(id, at: destination(name), sha256: sums[index] ?? "", size: 256 * KiB)
+            try assertCompletedDownload(id, at: destination(name), sha256: sums[index] ?? "", size: size)
         }
         XCTAssertGreaterThan(shortages, 0, "descriptors did run short (else this test proves nothing)")
     }
