@@ -177,7 +177,7 @@ struct BackupCommand: Subcommand {
                 .print(json: context.json)
             return .success
         }
-        BatchSender.report(try BatchSender.send(entries, as: template, context: context), context: context)
+        BatchSender.report(try BatchSender.send(EntrySource(entries), as: template, context: context), context: context)
         return .success
     }
 

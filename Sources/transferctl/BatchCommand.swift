@@ -85,21 +85,18 @@ struct BatchCommand: Subcommand {
         case .submit(let path, let template):
             let bytes = path == "-" ? FileReader.standardInput(limit: 1 << 30) : FileReader.contents(of: path, limit: 1 << 30)
             guard let bytes else { throw UsageError("cannot read the manifest \(path)") }
-            let entries: [ManifestEntry]
+            let name = path == "-" ? "stdin" : path
             do {
-                entries = try Manifest.parse(bytes)
-            } catch {
-                throw UsageError("\(path == "-" ? "stdin" : path):\(error.line): \(error.message); nothing was queued")
-            }
-            do {
+                let entries = EntrySource(manifest: ManifestReader(bytes))
                 BatchSender.report(try BatchSender.send(entries, as: template, context: context), context: context)
+            } catch let error as Manifest.LineError {
+                throw UsageError("\(name):\(error.line): \(error.message); nothing was queued")
             } catch let failure as CommandFailure {
                 // The daemon checks what only it can (files, existing destinations) and names the line.
-                throw CommandFailure(message: "\(path == "-" ? "stdin" : path): \(failure.message); nothing was queued",
-                                     status: failure.status)
+                throw CommandFailure(message: "\(name): \(failure.message); nothing was queued", status: failure.status)
             }
         case .create(let template):
-            BatchSender.report(try BatchSender.send([], as: template, context: context), context: context)
+            BatchSender.report(try BatchSender.send(EntrySource([]), as: template, context: context), context: context)
         case .list:
             let batches = try context.send(ControlRequest(.batchList)).batches ?? []
             if context.json {

@@ -291,6 +291,31 @@ final class BatchTests: IntegrationTestCase {
         XCTAssertEqual(cli.run(["cancel", "--batch", String(batch)], timeout: 60).exitCode, 0)
     }
 
+    /// transferctl sends a chunk before it reads the next: a bad line read after chunks went to
+    /// the daemon is still reported with its number, and what the daemon staged is dropped.
+    func testABadLineAfterTheFirstChunksQueuesNothing() throws {
+        let count = 1000
+        var lines = (0..<count).map { i in
+            manifestLine(key: "k\(i)", download: ["url": nginx.url(.files, "never-\(i).bin"),
+                                                  "output": destination("out-\(i).bin").path, "paused": true])
+        }
+        let good = lines[700]
+        lines[700] = "{\"download\": {"
+        let file = try cli.writeManifest(lines, to: manifestURL("late.jsonl"))
+        let refused = cli.run(["batch", "submit", file.path], timeout: 60)
+        XCTAssertEqual(refused.exitCode, 2, refused.summary)
+        XCTAssertTrue(refused.stderr.contains("\(file.path):701: "), refused.summary)
+        XCTAssertTrue(refused.stderr.contains("nothing was queued"), refused.summary)
+        try assertNothingQueued("a bad line after the first chunks")
+
+        lines[700] = good
+        try cli.writeManifest(lines, to: file)
+        let result = try cli.submit(file)
+        XCTAssertEqual(jsonInt(result["jobs"]), count, "\(result)")
+        XCTAssertEqual(try cli.jobs(batch: try batchID(result)).count, count)
+        XCTAssertEqual(try cli.batches().count, 1)
+    }
+
     // MARK: keys
 
     func testResubmittingTheSameManifestQueuesNothingNew() throws {

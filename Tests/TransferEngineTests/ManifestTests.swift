@@ -136,6 +136,38 @@ import Testing
         #expect(entries.map(\.key) == ["z", "a", nil])
     }
 
+    // MARK: Read a chunk at a time
+
+    @Test func aReaderInChunksGivesWhatParseGivesWithTheSameLineNumbers() throws {
+        let lines = (1...7).map { #"{"key":"k\#($0)","download":{"url":"http://h/\#($0)","output":"/\#($0)"}}"# }
+        let bytes = Array((lines[..<3] + ["", " \r"] + lines[3...] + ["", "\t"]).joined(separator: "\n").utf8)
+        var reader = ManifestReader(bytes)
+        var chunks: [[Int]] = []
+        while !reader.isAtEnd { chunks.append(try reader.next(3).map(\.line)) }
+        #expect(chunks == [[1, 2, 3], [6, 7, 8], [9]], "blank lines are counted, trailing ones end the manifest")
+        #expect(try reader.next(3).isEmpty)
+        #expect(chunks.flatMap { $0 } == (try Manifest.parse(bytes)).map(\.line))
+    }
+
+    @Test func aKeyIsCheckedAgainstTheLinesOfEarlierChunks() throws {
+        let bytes = Array([#"{"key":"a","download":{"url":"http://h/1","output":"/1"}}"#,
+                           #"{"key":"b","download":{"url":"http://h/2","output":"/2"}}"#,
+                           #"{"key":"a","download":{"url":"http://h/3","output":"/3"}}"#].joined(separator: "\n").utf8)
+        var reader = ManifestReader(bytes)
+        #expect(try reader.next(2).count == 2)
+        #expect(!reader.isAtEnd)
+        #expect(throws: Manifest.LineError(line: 3, message: "key 'a' repeats line 1")) { try reader.next(2) }
+    }
+
+    @Test func aReaderOfNothingOrOfBlankLinesIsAtEnd() throws {
+        #expect(ManifestReader([]).isAtEnd)
+        #expect(ManifestReader(Array("\n \r\n\t".utf8)).isAtEnd)
+        #expect(!ManifestReader(Array("\n{".utf8)).isAtEnd)
+        var noNewline = ManifestReader(Array("{\(download)}".utf8))
+        #expect(try noNewline.next(5).map(\.line) == [1])
+        #expect(noNewline.isAtEnd)
+    }
+
     // MARK: Errors
 
     @Test func invalidJSONNamesItsLine() throws {

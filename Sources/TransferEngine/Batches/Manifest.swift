@@ -1,9 +1,9 @@
 import FoundationEssentials
 
 /// A manifest of `batch submit`: JSON Lines, one job a line (SPEC.md, "Batches and manifests").
-/// Parsing checks every line before anything is sent, so a bad line is reported with its
-/// number and nothing of the manifest is queued. Relative paths are taken from the current
-/// directory. Thread: any.
+/// Every line is checked before anything is queued, so a bad line is reported with its number
+/// and nothing of the manifest is queued. Relative paths are taken from the current directory.
+/// Thread: any.
 public enum Manifest {
     public struct LineError: Error, Equatable, Sendable {
         public var line: Int
@@ -12,30 +12,62 @@ public enum Manifest {
 
     /// The jobs of a manifest, in order; blank lines are skipped.
     public static func parse(_ bytes: [UInt8]) throws(LineError) -> [ManifestEntry] {
-        let decoder = JSONDecoder()
+        var reader = ManifestReader(bytes)
+        return try reader.next(Int.max)
+    }
+}
+
+/// A manifest read a piece at a time, each line checked as it is read: `transferctl` sends the
+/// daemon one chunk while it reads the next. A key is checked against every line read before it.
+public struct ManifestReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+    private var number = 0
+    private var keys: [String: Int] = [:]
+    private let decoder = JSONDecoder()
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// No line but blank ones is left.
+    public var isAtEnd: Bool {
+        !bytes[offset...].contains { !Self.isBlank($0) && $0 != UInt8(ascii: "\n") }
+    }
+
+    /// The next `count` entries (fewer at the end), in order; blank lines are skipped.
+    public mutating func next(_ count: Int) throws(Manifest.LineError) -> [ManifestEntry] {
         var entries: [ManifestEntry] = []
-        var keys: [String: Int] = [:]
-        var number = 0
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        while entries.count < count, offset < bytes.count {
+            let end = bytes[offset...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            let line = bytes[offset..<end]
+            offset = min(end + 1, bytes.count)
             number += 1
-            guard line.contains(where: { $0 != 32 && $0 != 9 && $0 != 13 }) else { continue }
-            let entry: ManifestEntry
-            do {
-                let parsed = try decoder.decode(ManifestLine.self, from: Data(line))
-                entry = ManifestEntry(line: number, key: parsed.key, job: try parsed.job())
-            } catch let error as LineError.Reason {
-                throw LineError(line: number, message: error.message)
-            } catch {
-                throw LineError(line: number, message: DecodingSummary.describe(error))
-            }
-            if entry.key?.isEmpty == true { throw LineError(line: number, message: "a key must not be empty") }
-            if let key = entry.key, let first = keys.updateValue(number, forKey: key) {
-                throw LineError(line: number, message: "key '\(key)' repeats line \(first)")
-            }
-            entries.append(entry)
+            guard line.contains(where: { !Self.isBlank($0) }) else { continue }
+            entries.append(try entry(line))
         }
         return entries
     }
+
+    private mutating func entry(_ line: ArraySlice<UInt8>) throws(Manifest.LineError) -> ManifestEntry {
+        let entry: ManifestEntry
+        do {
+            let parsed = try decoder.decode(ManifestLine.self, from: Data(line))
+            entry = ManifestEntry(line: number, key: parsed.key, job: try parsed.job())
+        } catch let error as Manifest.LineError.Reason {
+            throw Manifest.LineError(line: number, message: error.message)
+        } catch {
+            throw Manifest.LineError(line: number, message: DecodingSummary.describe(error))
+        }
+        if entry.key?.isEmpty == true { throw Manifest.LineError(line: number, message: "a key must not be empty") }
+        if let key = entry.key, let first = keys.updateValue(number, forKey: key) {
+            throw Manifest.LineError(line: number, message: "key '\(key)' repeats line \(first)")
+        }
+        return entry
+    }
+
+    /// Space, tab or carriage return: what a blank line may hold.
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 }
 }
 
 extension Manifest.LineError {
@@ -68,7 +100,7 @@ private struct ManifestLine: Decodable {
         case (nil, let upload?): try upload.job()
         default: throw Manifest.LineError.Reason("a line needs exactly one of \"download\" and \"upload\"")
         }
-        // Refused here, so that the message names the file and line before anything is sent.
+        // Refused here, so that the message names the file and line before anything is queued.
         do { try JobValidation.validateURL(job.url) } catch { throw Manifest.LineError.Reason(error.message) }
         return job
     }

@@ -86,31 +86,30 @@ public final class ControlClient {
     /// Sends a request already encoded as JSON (without its newline), for a client that had to
     /// encode it anyway (to check its size), and reads the answer.
     public func send(encoded request: [UInt8], timeout: Double? = nil) throws(Failure) -> ControlResponse {
-        var bytes = request
-        bytes.append(UInt8(ascii: "\n"))
-        let line: [UInt8]
         do {
-            try writeAll(bytes)
-            line = try readLine(timeout: timeout)
+            try post(encoded: request)
+            return try receive(timeout: timeout)
         } catch .connectionClosed {
             // The daemon may have answered and closed before reading the request (a refused
             // uid): what it said is still waiting to be read.
-            line = try readLine(timeout: 1)
+            return try receive(timeout: 1)
         }
-        do {
-            return try JSONDecoder().decode(ControlResponse.self, from: Data(line))
-        } catch {
-            throw .invalidResponse("\(error)")
-        }
+    }
+
+    /// Sends a request already encoded as JSON (without its newline) without reading its
+    /// answer (`receive` does): `batch submit` reads its next chunk while the daemon reads this one.
+    public func post(encoded request: [UInt8]) throws(Failure) {
+        var bytes = request
+        bytes.append(UInt8(ascii: "\n"))
+        try writeAll(bytes)
     }
 
     /// Sends a request without reading its answer, for a client that waits on several
     /// connections at once (`firstReadable`, then `receive`): `wait --progress` follows the
     /// event stream on one while its `wait` is pending on another.
     public func post(_ request: ControlRequest) throws(Failure) {
-        guard var bytes = try? JSONStreamEncoder().encode(request) else { throw .invalidResponse("cannot encode request") }
-        bytes.append(UInt8(ascii: "\n"))
-        try writeAll(bytes)
+        guard let bytes = try? JSONStreamEncoder().encode(request) else { throw .invalidResponse("cannot encode request") }
+        try post(encoded: bytes)
     }
 
     /// The index of the first of `clients` with a response to read (one already received, or
