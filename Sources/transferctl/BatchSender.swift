@@ -36,7 +36,7 @@ enum BatchSender {
 
     /// Entries a request carries at most: the daemon reads one chunk while the next is read from
     /// the manifest and encoded, so only the last one's decoding waits (`BENCHMARKS.md`).
-    static let chunkSize = 250
+    private static let chunkSize = 250
 
     /// Sends the entries of `source` as `command` requests of at most a line each, on one
     /// connection under one token, the last one `final`, and hands each answer with its chunk

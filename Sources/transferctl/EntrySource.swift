@@ -17,14 +17,14 @@ struct EntrySource {
         made = entries[...]
     }
 
-    var isAtEnd: Bool { made.isEmpty && manifest?.isAtEnd != false }
+    var isAtEnd: Bool { made.isEmpty && (manifest?.isAtEnd ?? true) }
 
     /// The next `count` entries, fewer only at the end.
     mutating func next(_ count: Int) throws(Manifest.LineError) -> [ManifestEntry] {
         var entries = Array(made.prefix(count))
         made = made.dropFirst(entries.count)
-        if entries.count < count, manifest != nil {
-            entries += try manifest!.next(count - entries.count)
+        if entries.count < count {
+            entries += try manifest?.next(count - entries.count) ?? []
         }
         return entries
     }
