@@ -227,15 +227,17 @@ public final class Scheduler {
         }
         let file = engine[record.id]?.file
         if engine[record.id]?.transfer == nil { engine[record.id] = nil }
-        // A state change has happened: no transfer waits on its record to go on.
+        // A state change has happened: no transfer waits on its record to go on, only perhaps
+        // a client.
+        let deferrable = !record.awaited
         switch record.partial {
         case .sync:
-            guard let file else { return stored(write, deferrable: true, then: recorded) }
-            durably({ try file.sync() }, record: write, deferrable: true, then: recorded)
+            guard let file else { return stored(write, deferrable: deferrable, then: recorded) }
+            durably({ try file.sync() }, record: write, deferrable: deferrable, then: recorded)
         case .remove(let path):
-            durably({ PartialFile.remove(path) }, record: write, deferrable: true, then: recorded)
+            durably({ PartialFile.remove(path) }, record: write, deferrable: deferrable, then: recorded)
         case .none:
-            stored(write, deferrable: true, then: recorded)
+            stored(write, deferrable: deferrable, then: recorded)
         }
     }
 

@@ -54,6 +54,9 @@ struct StateRecord: Sendable {
     var discardsUpload = false
     /// A hook the end makes due: recorded with it, so it runs even if the daemon stops first.
     var hook: PendingHook?
+    /// A client waits for this record: a command's answer, or a `wait` whose last job this end
+    /// is. Committed at once instead of gathering with the records no one waits for.
+    var awaited = false
 
     enum PartialFileStep: Equatable, Sendable {
         case none, sync

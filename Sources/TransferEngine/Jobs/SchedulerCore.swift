@@ -144,6 +144,7 @@ struct SchedulerCore {
         }
         var stateRecord = StateRecord(token: nextToken(), id: id, change: change, at: now)
         with(&stateRecord)
+        stateRecord.awaited = !acks.isEmpty || change.state.hasEnded && waiters.contains { $0.isLast(id) }
         var ended: Job?
         if change.state.hasEnded {
             jobs[id] = nil

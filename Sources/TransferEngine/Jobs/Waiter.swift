@@ -8,3 +8,8 @@ struct Waiter {
     var remaining: Set<JobID>
     var ended: [Job]
 }
+
+extension Waiter {
+    /// `id` is the only job it still waits for.
+    func isLast(_ id: JobID) -> Bool { remaining.count == 1 && remaining.contains(id) }
+}

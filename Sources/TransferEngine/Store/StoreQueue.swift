@@ -8,8 +8,9 @@ import Synchronization
 /// Work no transfer waits on to go on (`deferrable`: records of what already happened, a
 /// running download's checkpoints) gathers a little longer, `gathering`, before its group
 /// commits: each commit writes every page it changed again, and the records of many jobs share
-/// their pages. What does wait on it (a command's answer, the end of a transfer whose checkpoint
-/// is on its way) waits that much longer, once.
+/// their pages. What does wait on it (the end of a transfer whose checkpoint is on its way)
+/// waits that much longer, once; a record a client waits for is not deferrable
+/// (`StateRecord.awaited`).
 /// Thread: any; work runs on the queue, completions where the caller says.
 public final class StoreQueue: Sendable {
     /// How long deferrable work waits for more before its group commits, unless work that is
