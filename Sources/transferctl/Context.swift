@@ -59,8 +59,11 @@ struct Context {
         FileHandle.standardOutput.write(TerminalText.escape(line) + "\n")
     }
 
+    /// Lines of human output, escaped like `print`, in one write: a `wait` or `list` of
+    /// thousands of jobs makes one system call, not one per line.
     func print(lines: [String]) {
-        for line in lines { print(line) }
+        guard !lines.isEmpty else { return }
+        FileHandle.standardOutput.write(lines.map { TerminalText.escape($0) + "\n" }.joined())
     }
 
     /// One line of human output on stderr (an error, a hint), escaped like `print`.

@@ -47,8 +47,8 @@ struct TransitionCommand: Subcommand {
             context.printJSON(jobs + (response.unchanged ?? []))
         } else {
             let verb = ["pause": "paused", "resume": "resumed", "cancel": "cancelled", "retry": "queued again"][command.rawValue] ?? command.rawValue
-            for job in jobs { context.print("job \(job.id) \(verb)") }
-            for job in response.unchanged ?? [] { context.print("job \(job.id) is already \(job.state.rawValue); nothing to do") }
+            context.print(lines: jobs.map { "job \($0.id) \(verb)" }
+                + (response.unchanged ?? []).map { "job \($0.id) is already \($0.state.rawValue); nothing to do" })
         }
         return .success
     }

@@ -60,7 +60,7 @@ struct WaitCommand: Subcommand {
         if context.json {
             context.printJSON(response.jobs ?? [])
         } else {
-            for outcome in outcomes.sorted(by: { $0.id < $1.id }) { context.print(JobFormatter.outcome(outcome)) }
+            context.print(lines: outcomes.sorted(by: { $0.id < $1.id }).map(JobFormatter.outcome))
         }
         let unsuccessful = outcomes.filter { $0.state != .completed }
         guard unsuccessful.isEmpty else {
