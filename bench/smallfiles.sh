@@ -5,7 +5,8 @@
 # second for each and the median ratios transferd / curl and transferd / aria2c. Every transferd
 # file is durable (fsynced, renamed, its directory fsynced) and every job recorded before `wait`
 # returns; curl and aria2c sync nothing. Each measurement starts after `settle` (lib.sh): every
-# dirty page written, and as root the page cache dropped and the served files read back in.
+# dirty page written, and as root the page cache dropped and the served files read back in. An
+# untimed round of each tool comes first.
 #   usage: bench/smallfiles.sh [FILES=2000] [SIZE_KIB=64] [RUNS=5]
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/scripts/deps.sh"
@@ -45,6 +46,15 @@ transferd_batch() {
     local batch; batch=$(ctl batch submit "$BENCH_DIR/small$run.jsonl" 2>/dev/null)
     ctl wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }
 }
+
+# One untimed round first: the first files written after a large deletion (an earlier
+# benchmark's) pay the file system's scans of recently freed inodes; curl -Z measured 1,484 and
+# 1,522 files/s in such first runs and 5,500-8,600 in the runs after (BENCHMARKS.md).
+run=0
+rate "$BENCH_DIR/out/warm-curl" curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg" >/dev/null
+rate "$BENCH_DIR/out/warm-aria" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none >/dev/null
+sed "s|/out/td/|/out/td0/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/small0.jsonl"
+rate "$BENCH_DIR/out/td0" transferd_batch >/dev/null
 
 printf '%-4s %10s %10s %12s %10s %10s\n' run curl aria2c transferd "td/curl" "td/aria2c"
 : > "$BENCH_DIR/r_curl.txt"; : > "$BENCH_DIR/r_aria.txt"; : > "$BENCH_DIR/td.txt"; : > "$BENCH_DIR/c.txt"; : > "$BENCH_DIR/a.txt"
