@@ -118,6 +118,10 @@ int tds_syncfs(int fd) {
     return syncfs(fd);
 }
 
+int tds_sqlite_disable_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 long long tds_file_system_type(int fd) {
     struct statfs info;
     if (fstatfs(fd, &info) != 0) return -1;

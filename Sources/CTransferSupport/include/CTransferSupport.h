@@ -67,6 +67,11 @@ int tds_syncfs(int fd);
 /// The `f_type` fstatfs(2) tells for the file system `fd` is on (EXT4_SUPER_MAGIC, ...), or -1.
 long long tds_file_system_type(int fd);
 
+/// sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) (variadic in C): SQLite stops counting its
+/// memory, which took a process-wide mutex around every one of its mallocs and frees. Only
+/// before SQLite is initialized (the first open); returns SQLITE_MISUSE after.
+int tds_sqlite_disable_memstatus(void);
+
 /// Runs `/bin/sh -c command` as the leader of its own process group, with stdin from /dev/null,
 /// stdout and stderr into one pipe, environment `envp` and default SIGPIPE, SIGXFSZ, SIGTERM,
 /// SIGINT and SIGCHLD dispositions and an empty signal mask. Blocks until the shell exits
