@@ -69,6 +69,9 @@ import Testing
         let bytes: Int64? = SystemMemory.dirtyBytes(meminfo: ArraySlice(text.utf8))
         #expect(bytes == 1_280_000)
         #expect(SystemMemory.dirtyBytes(meminfo: ArraySlice("Dirty: 5 kB\n".utf8)) == nil, "both lines or nothing")
+        #expect(SystemMemory.dirtyBytes(meminfo: ArraySlice("Dirty: kB\nWriteback: 16 kB\n".utf8)) == nil, "a value without digits")
+        let unterminated: Int64? = SystemMemory.dirtyBytes(meminfo: ArraySlice("Dirty: 5 kB\nWriteback: 16 kB".utf8))
+        #expect(unterminated == 21_504, "no newline at the end")
         #expect(SystemMemory.dirtyBytes() != nil, "this system's /proc/meminfo")
     }
 }

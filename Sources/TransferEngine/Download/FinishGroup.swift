@@ -91,8 +91,10 @@ final class FinishGroup: Sendable {
     /// other file, side by side, after writeback has started for all of them.
     private func syncAll(_ group: [Finish]) -> [Result<Void, TransferError>] {
         var synced = Set<UInt64>()
-        let dirtyBytes = SystemMemory.dirtyBytes()
-        for (device, files) in Dictionary(grouping: group.indices, by: { group[$0].file.device }) {
+        let byDevice = Dictionary(grouping: group.indices, by: { group[$0].file.device })
+        // /proc/meminfo is read only when some file system has files enough for a syncfs.
+        let dirtyBytes = byDevice.values.contains { $0.count >= GroupSync.minimumFiles } ? SystemMemory.dirtyBytes() : nil
+        for (device, files) in byDevice {
             let file = group[files[0]].file
             guard GroupSync.syncsWholeFileSystem(type: file.fileSystemType, files: files.count, dirtyBytes: dirtyBytes) else {
                 continue
