@@ -30,7 +30,7 @@ struct RedirectGuard: Sendable {
     /// Whether a request to `url` may carry the job's secrets (its secret headers, its `--user`
     /// credentials): at the job's origin, or anywhere with `--location-trusted`.
     func sendsSecrets(to url: String) -> Bool {
-        tls.locationTrusted || (Self.origin(of: url).map { $0 == Self.origin(of: jobURL) } ?? false)
+        tls.locationTrusted || url == jobURL || (Self.origin(of: url).map { $0 == Self.origin(of: jobURL) } ?? false)
     }
 
     /// Why the step to `url` may not be taken: https to http, unless the job allows it (as
@@ -48,6 +48,7 @@ struct RedirectGuard: Sendable {
 
     /// `scheme://host:port`, with the scheme's default port when none is given.
     static func origin(of url: String) -> Origin? {
+        if let (scheme, host, port) = HostKey.plain(url) { return Origin(scheme: scheme, host: host.lowercased(), port: port) }
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased() else {
             return nil
         }
