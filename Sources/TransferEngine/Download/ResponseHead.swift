@@ -33,6 +33,8 @@ public struct ResponseHead: Equatable, Sendable {
 /// Accumulates header lines; yields a head at each blank line (redirects and 1xx produce several).
 public struct ResponseHeadParser: Sendable {
     private var current: ResponseHead?
+    /// nginx sends 8 header fields with a file, S3 servers and CDNs 10 to 20.
+    private static let usualFieldCount = 16
 
     public init() {}
 
@@ -49,7 +51,11 @@ public struct ResponseHeadParser: Sendable {
         while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let text = UnsafeRawBufferPointer(rebasing: line[..<end])
         if text.starts(with: "HTTP/".utf8) {
-            current = ResponseHead(status: Self.status(text))
+            // Room for a usual response's headers: no growing (and rehashing) line by line.
+            var head = ResponseHead(status: Self.status(text))
+            head.fields.reserveCapacity(Self.usualFieldCount)
+            head.lines.reserveCapacity(Self.usualFieldCount)
+            current = head
             return nil
         }
         if text.isEmpty {
