@@ -52,6 +52,24 @@ import Testing
         #expect(Set(try store.jobs(batch: outcome.batch.id).map(\.id)) == Set(outcome.jobs.map(\.id)))
     }
 
+    @Test func aWaitOnABatchReadsAllItsIdsAndOnlyTheJobsThatEnded() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let outcome = try queue(submission([download(1, key: "a", "a"), download(2, key: "b", "b"),
+                                            download(3, key: "c", "c"), download(4, key: "d", "d")]), in: store)
+        let ids = outcome.jobs.map(\.id)
+        try store.setState(ids[0], StateChange(.running))
+        try store.setState(ids[0], StateChange(.completed))
+        try store.setState(ids[1], StateChange(.cancelled))
+        try store.setState(ids[2], StateChange(.paused))
+        let other = try queue(submission(name: "other", [download(1, key: "e", "e")]), in: store)
+        try store.setState(other.jobs[0].id, StateChange(.cancelled))
+
+        let (all, ended) = try store.batchForWait(outcome.batch.id)
+        #expect(Set(all) == Set(ids))
+        #expect(ended.map(\.id) == [ids[1], ids[0]], "newest first")
+        #expect(ended.map(\.state) == [.cancelled, .completed])
+    }
+
     @Test func aNamelessSubmissionIsCalledBatch() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let outcome = try queue(submission(name: nil, [download(1, key: nil, "a")]), in: store)

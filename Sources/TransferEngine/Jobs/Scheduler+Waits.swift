@@ -8,11 +8,11 @@ extension Scheduler {
         case .batch(let batch):
             return read({ store in
                 guard try store.batchRecord(batch) != nil else { throw CommandRefusal.unknownBatch(batch) }
-                return try store.jobs(batch: batch, limit: Int.max)
+                return try store.batchForWait(batch)
             }) { [unowned self] result in
                 switch result {
-                case .success(let jobs):
-                    wait(for: Set(jobs.map(\.id)), ended: jobs, owner: owner) { done(.success($0)) }
+                case .success(let (ids, ended)):
+                    wait(for: Set(ids), ended: ended, owner: owner) { done(.success($0)) }
                 case .failure(let refusal as CommandRefusal):
                     done(.failure(refusal))
                 case .failure(let error):
