@@ -22,6 +22,7 @@ for side in A B; do
     for _ in $(seq 100); do "$dir/transferctl" --state-dir "$BENCH_DIR/state$side" stats >/dev/null 2>&1 && break; sleep 0.05; done
 done
 machine
+: > "$BENCH_DIR/rateA"; : > "$BENCH_DIR/rateB"; : > "$BENCH_DIR/cpuA"; : > "$BENCH_DIR/cpuB"; : > "$BENCH_DIR/pairs"
 for run in $(seq 0 "$RUNS"); do  # run 0: untimed
     for side in A B; do
         dir=${!side}; ctl=("$dir/transferctl" --state-dir "$BENCH_DIR/state$side")
@@ -32,8 +33,13 @@ for run in $(seq 0 "$RUNS"); do  # run 0: untimed
         "${ctl[@]}" wait --batch "$batch" >/dev/null 2>&1 || echo "$side: the batch did not complete" >&2
         end=$(now); cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         [ "$run" -eq 0 ] && continue
-        printf '%s run %d: %.0f files/s, daemon CPU %d ms\n' "$side" "$run" "$(echo "$FILES / ($end - $start)" | bc -l)" \
-            $(( (cpu1 - cpu0) * 1000 / $(getconf CLK_TCK) ))
+        rate=$(echo "$FILES / ($end - $start)" | bc -l); cpu=$(( (cpu1 - cpu0) * 1000 / $(getconf CLK_TCK) ))
+        echo "$rate" >> "$BENCH_DIR/rate$side"; echo "$cpu" >> "$BENCH_DIR/cpu$side"
+        printf '%s run %d: %.0f files/s, daemon CPU %d ms\n' "$side" "$run" "$rate" "$cpu"
     done
+    [ "$run" -eq 0 ] || echo "$(tail -1 "$BENCH_DIR/rateB") / $(tail -1 "$BENCH_DIR/rateA")" | bc -l >> "$BENCH_DIR/pairs"
 done
+printf 'median files/s: A %.0f, B %.0f; daemon CPU per batch: A %.0f ms, B %.0f ms; paired ratio B/A %.3f (%.3f-%.3f)\n' \
+    "$(median < "$BENCH_DIR/rateA")" "$(median < "$BENCH_DIR/rateB")" "$(median < "$BENCH_DIR/cpuA")" "$(median < "$BENCH_DIR/cpuB")" \
+    "$(median < "$BENCH_DIR/pairs")" "$(sort -g "$BENCH_DIR/pairs" | head -1)" "$(sort -g "$BENCH_DIR/pairs" | tail -1)"
 kill "${PIDS[A]}" "${PIDS[B]}"
