@@ -21,6 +21,18 @@ import Testing
         #expect(mode == ["wal"])
     }
 
+    @Test func theDaemonSkipsTheSchemasChecksWhichStillHoldForOtherWriters() throws {
+        let path = directory.database("t.db")
+        let store = try JobStore(path: path)
+        #expect(try store.connection.query("PRAGMA ignore_check_constraints") { $0.int() } == [1])
+        let other = try SQLiteConnection(path: path)
+        #expect(throws: SQLiteError.self) {
+            try other.execute("""
+                INSERT INTO jobs (kind, state, url, max_retries, created_at, updated_at) VALUES ('download', 'bogus', 'u', 0, 0, 0)
+                """)
+        }
+    }
+
     @Test func refusesADatabaseFromTheFuture() throws {
         let path = directory.database("future.db")
         _ = try JobStore(path: path)
