@@ -45,7 +45,7 @@ final class SQLiteConnection {
     /// Runs a statement with parameters, discarding any rows.
     func run(_ sql: String, _ values: any SQLiteBindable...) throws(SQLiteError) {
         let statement = try prepared(sql)
-        try statement.bind(values.map(\.sqliteValue))
+        try statement.bind(values)
         defer { statement.reset() }
         while try statement.step() {}
     }
@@ -53,7 +53,7 @@ final class SQLiteConnection {
     /// Runs a query and maps each row.
     func query<T>(_ sql: String, _ values: [any SQLiteBindable] = [], _ map: (inout SQLiteRow) throws -> T) throws -> [T] {
         let statement = try prepared(sql)
-        try statement.bind(values.map(\.sqliteValue))
+        try statement.bind(values)
         var results: [T] = []
         try statement.forEachRow { row in results.append(try map(&row)) }
         return results

@@ -18,12 +18,13 @@ final class SQLiteStatement {
 
     deinit { sqlite3_finalize(handle) }
 
-    /// Resets the statement and binds `values` to parameters 1...n.
-    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+    /// Resets the statement and binds `values` to parameters 1...n (each as it is read: no array
+    /// of converted values in between).
+    func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
-            let code = value.bind(to: handle, at: Int32(offset + 1))
+            let code = value.sqliteValue.bind(to: handle, at: Int32(offset + 1))
             guard code == SQLITE_OK else { throw error(code) }
         }
     }
