@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Two transferd builds against each other on many small files: each with its own daemon
 # (--max-active 16 --max-per-host 16) on one nginx, runs alternating A, B, A, B, ...; prints
-# files per second and the daemon's CPU time (user + system) for each run. A round of both,
-# untimed, comes first (the first files after a large deletion pay ext4's inode scans).
+# files per second and the daemon's CPU time (user + system) for each run, then both builds'
+# medians and the median of the paired ratios B/A (each B run over the A run before it) with
+# their range. A round of both, untimed, comes first (the first files after a large deletion
+# pay ext4's inode scans).
 #   usage: bench/ab-smallfiles.sh DIR_A DIR_B [RUNS=4] [FILES=2000]
 #   (DIR_A, DIR_B: directories holding a transferd and a transferctl, e.g. copies of
 #   .build/release taken before and after a change)
