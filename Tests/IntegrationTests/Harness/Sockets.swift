@@ -173,6 +173,20 @@ final class UnixSocketConnection {
         }
     }
 
+    /// The bytes that arrive next (at most `limit`), waiting through receive timeouts for up to
+    /// `seconds` in all: empty after a close, or when nothing came for that long.
+    func receive(limit: Int = 64 * 1024, waitingUpTo seconds: TimeInterval) -> [UInt8] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var chunk = [UInt8](repeating: 0, count: limit)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { return Array(chunk[0..<n]) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && Date() < deadline { continue }
+            return []
+        }
+    }
+
     /// Waits for one complete line, a close, or the receive timeout.
     func readReply(limit: Int = 1 << 20) -> Reply {
         var buffer = [UInt8]()
