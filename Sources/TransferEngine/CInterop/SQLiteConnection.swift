@@ -75,26 +75,20 @@ final class SQLiteConnection {
     /// nested store call wrote 45 MB of temporary file for a 2,000-job manifest (11,000 pages),
     /// and several pages for every record of a running job.
     func savepoint<T>(_ body: () throws -> T) throws -> T {
+        // Prepared once and cached (`run`), not parsed again by `execute`: a group commit runs
+        // two of these for each piece.
         let savepoint = "s\(depth)"
-        try control(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
+        try run(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
         depth += 1
         defer { depth -= 1 }
         do {
             let result = try body()
-            try control(depth == 1 ? "COMMIT" : "RELEASE \(savepoint)")
+            try run(depth == 1 ? "COMMIT" : "RELEASE \(savepoint)")
             return result
         } catch {
             try? execute(depth == 1 ? "ROLLBACK" : "ROLLBACK TO \(savepoint); RELEASE \(savepoint)")
             throw error
         }
-    }
-
-    /// Runs a statement that begins or ends a transaction or savepoint, prepared once:
-    /// `execute` would parse it again each time, and a group commit runs two for each piece.
-    private func control(_ sql: String) throws(SQLiteError) {
-        let statement = try prepared(sql)
-        defer { statement.reset() }
-        while try statement.step() {}
     }
 
     /// Whether a transaction (or savepoint) of `transaction` is open.

@@ -163,19 +163,10 @@ final class UnixSocketConnection {
         return written
     }
 
-    /// The bytes that arrive next (at most `limit`): empty after a close or the receive timeout.
-    func receive(limit: Int = 64 * 1024) -> [UInt8] {
-        var chunk = [UInt8](repeating: 0, count: limit)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            return n > 0 ? Array(chunk[0..<n]) : []
-        }
-    }
-
     /// The bytes that arrive next (at most `limit`), waiting through receive timeouts for up to
-    /// `seconds` in all: empty after a close, or when nothing came for that long.
-    func receive(limit: Int = 64 * 1024, waitingUpTo seconds: TimeInterval) -> [UInt8] {
+    /// `seconds` in all (0: one receive timeout): empty after a close, or when nothing came for
+    /// that long.
+    func receive(limit: Int = 64 * 1024, waitingUpTo seconds: TimeInterval = 0) -> [UInt8] {
         let deadline = Date().addingTimeInterval(seconds)
         var chunk = [UInt8](repeating: 0, count: limit)
         while true {
