@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Instructions per small download, counted rather than timed: one batch of FILES × 64 KiB from a
+# local nginx run by a transferd under callgrind (valgrind), after an untimed batch; prints the
+# instructions per file of the whole daemon and of each stage a file passes through. On a
+# shared VM where the wall-time ratios of bench/ab-smallfiles.sh swing ±20 % from minute to
+# minute, these counts repeat to within a fraction of a percent, so a change of a few percent in
+# the work done per file shows (what it does to the time still needs the timed benchmarks).
+# Under callgrind everything runs some 50 times slower: group sizes and the order of events
+# differ from a real run, so compare builds with this, not against curl.
+#   usage: bench/instructions.sh [FILES=1000]   (BIN= picks the build)
+source "$(dirname "$0")/lib.sh"
+source "$ROOT/scripts/deps.sh"
+install_packages valgrind
+FILES=${1:-1000}
+
+[ -x "$BIN/transferd" ] || build_release
+mkdir -p "$BENCH_DIR/www/small"
+for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+start_nginx
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$BENCH_DIR/callgrind.out" \
+    "$BIN/transferd" --state-dir "$BENCH_DIR/state" --max-active 16 --max-per-host 16 2>"$BENCH_DIR/logs/valgrind.log" &
+TRANSFERD_PID=$!
+for _ in $(seq 600); do ctl stats >/dev/null 2>&1 && break; sleep 0.1; done
+for run in 0 1; do
+    for i in $(seq "$FILES"); do
+        printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/%d/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$run" "$i"
+    done > "$BENCH_DIR/small$run.jsonl"
+    [ "$run" -eq 1 ] && callgrind_control -i on "$TRANSFERD_PID" >/dev/null 2>&1
+    batch=$(ctl batch submit "$BENCH_DIR/small$run.jsonl" 2>/dev/null)
+    ctl wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }
+done
+callgrind_control -i off "$TRANSFERD_PID" >/dev/null 2>&1
+kill -TERM "$TRANSFERD_PID"; wait "$TRANSFERD_PID" 2>/dev/null || true; TRANSFERD_PID=
+
+callgrind_annotate --inclusive=yes --threshold=100 "$BENCH_DIR/callgrind.out" 2>/dev/null | swift demangle --simplified --compact \
+    > "$BENCH_DIR/inclusive.txt"
+# Instructions per file spent in a function and what it calls: the largest of its inclusive
+# counts (callgrind lists a function once per source file its inlined code came from).
+stage() {
+    local name=$1 function=$2 count
+    count=$(grep -F -- ":$function" "$BENCH_DIR/inclusive.txt" | grep -v '=>' \
+        | awk -v f=":$function" '{ line = $0; sub(/ \[[^]]*\]$/, "", line)
+                                   if (substr(line, length(line) - length(f) + 1) == f) { gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0 } }
+                                 END { print max + 0 }')
+    printf '  %-46s %9.0f\n' "$name" "$(echo "$count / $FILES" | bc -l)"
+}
+total=$(grep -m1 'PROGRAM TOTALS' "$BENCH_DIR/inclusive.txt" | awk '{ gsub(",", "", $1); print $1 }')
+echo "transferd $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'); $FILES files of 64 KiB, one batch"
+echo "instructions per file (a stage includes what it calls):"
+printf '  %-46s %9.0f\n' "whole daemon" "$(echo "$total / $FILES" | bc -l)"
+stage "loop: the submit's requests decoded" 'ControlServer.handle(_:on:)'
+stage "loop: libcurl and its callbacks" 'curl_multi_socket_action'
+stage "loop: answers from other threads" 'specialized closure #1 in LoopInbox.init(loop:context:)'
+stage "loop: the decision core" 'SchedulerCore.handle(_:now:)'
+stage "loop: response heads parsed" 'ResponseHeadParser.consume(_:)'
+stage "store: its queue (SQLite, records)" 'StoreQueue.drain()'
+stage "store: the batch's jobs inserted" 'JobStore.insert(_:maxRetries:resume:upload:bytesTotal:key:now:)'
+stage "store: attempts recorded as begun" 'AttemptPreparation.record(_:in:)'
+stage "store: resume states saved" 'JobStore.saveResume(_:_:)'
+stage "store: state changes recorded" 'StateRecord.write(to:)'
+stage "files: partial files opened" 'static AttemptPreparation.open(_:)'
+stage "files: finishing groups" 'FinishGroup.drain()'
