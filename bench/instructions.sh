@@ -35,13 +35,15 @@ kill -TERM "$TRANSFERD_PID"; wait "$TRANSFERD_PID" 2>/dev/null || true; TRANSFER
 callgrind_annotate --inclusive=yes --threshold=100 "$BENCH_DIR/callgrind.out" 2>/dev/null | swift demangle --simplified --compact \
     > "$BENCH_DIR/inclusive.txt"
 # Instructions per file spent in a function and what it calls: the largest of its inclusive
-# counts (callgrind lists a function once per source file its inlined code came from).
+# counts (callgrind lists a function once per source file its inlined code came from; a
+# function whose body the compiler moved into a closure is listed as `closure #1 in` it).
 stage() {
     local name=$1 function=$2 count
-    count=$(grep -F -- ":$function" "$BENCH_DIR/inclusive.txt" | grep -v '=>' \
-        | awk -v f=":$function" '{ line = $0; sub(/ \[[^]]*\]$/, "", line)
-                                   if (substr(line, length(line) - length(f) + 1) == f) { gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0 } }
-                                 END { print max + 0 }')
+    count=$({ grep -F -- "$function" "$BENCH_DIR/inclusive.txt" || true; } | { grep -v '=>' || true; } \
+        | awk -v f="$function" '{ line = $0; sub(/ \[[^]]*\]$/, "", line)
+                                  tail = substr(line, length(line) - length(f))
+                                  if (tail == ":" f || tail == " " f) { gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0 } }
+                                END { print max + 0 }')
     printf '  %-46s %9.0f\n' "$name" "$(echo "$count / $FILES" | bc -l)"
 }
 total=$(grep -m1 'PROGRAM TOTALS' "$BENCH_DIR/inclusive.txt" | awk '{ gsub(",", "", $1); print $1 }')
@@ -56,7 +58,6 @@ stage "loop: response heads parsed" 'ResponseHeadParser.consume(_:)'
 stage "store: its queue (SQLite, records)" 'StoreQueue.drain()'
 stage "store: the batch's jobs inserted" 'JobStore.insert(_:maxRetries:resume:upload:bytesTotal:key:now:)'
 stage "store: attempts recorded as begun" 'AttemptPreparation.record(_:in:)'
-stage "store: resume states saved" 'JobStore.saveResume(_:_:)'
 stage "store: state changes recorded" 'StateRecord.write(to:)'
 stage "files: partial files opened" 'static AttemptPreparation.open(_:)'
 stage "files: finishing groups" 'FinishGroup.drain()'
