@@ -25,6 +25,23 @@ import Testing
         #expect(queue.peek(isCurrent: { _ in true }) == nil)
     }
 
+    @Test func highEntriesCountTheHighEntriesHeldUntilPoppedOrDroppedAsStale() {
+        var queue = RunQueue()
+        queue.push(id(1), priority: .high, host: "a")
+        queue.push(id(2), priority: .normal, host: "a")
+        queue.push(id(3), priority: .high, host: "b")
+        queue.push(id(4), priority: .low, host: "b")
+        #expect(queue.highEntries == 2)
+        #expect(queue.pop(admits: { _ in true }, isCurrent: { _ in true })?.id == id(1))
+        #expect(queue.highEntries == 1)
+        // Job 3 left `queued` (no longer current): dropped when it comes up, and no more counted.
+        #expect(queue.peek(isCurrent: { $0.id != id(3) })?.entry.id == id(2))
+        #expect(queue.highEntries == 0)
+        #expect(drain(&queue) == [2, 4])
+        queue.push(id(5), priority: .high, host: "a")
+        #expect(queue.highEntries == 1)
+    }
+
     @Test func popReturnsRankAndId() throws {
         var queue = RunQueue()
         queue.push(id(8), priority: .low, host: "h")

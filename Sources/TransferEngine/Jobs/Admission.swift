@@ -79,7 +79,8 @@ struct Admission {
     /// is full — which gives its slot to it. Only jobs `preemptible` says can stop (a transfer
     /// is running) are chosen; none while another preemption is under way.
     mutating func preemption(isCurrent: (RunQueue.Entry) -> Bool, preemptible: (JobID) -> Bool) -> (victim: JobID, for: JobID)? {
-        guard preempting == nil, let (host, entry) = queue.peek(isCurrent: isCurrent),
+        // Asked after every event: with no high job queued, the queue is not even looked at.
+        guard preempting == nil, queue.highEntries > 0, let (host, entry) = queue.peek(isCurrent: isCurrent),
               entry.rank == Priority.high.rank else { return nil }
         let hostFull = runningByHost[host, default: 0] >= maxPerHost
         guard running.count >= maxActive || hostFull else { return nil }

@@ -13,15 +13,18 @@ struct RunQueue {
     }
 
     private var hosts: [String: Heap<Entry>] = [:]
+    /// Entries of `high` jobs held, current or not: none, and no high job is queued.
+    private(set) var highEntries = 0
 
     mutating func push(_ id: JobID, priority: Priority, host: String) {
         hosts[host, default: Heap()].push(Entry(rank: priority.rank, id: id, host: host))
+        if priority == .high { highEntries += 1 }
     }
 
     /// Removes and returns the best current entry on a host that `admits` lets start one more.
     mutating func pop(admits: (String) -> Bool, isCurrent: (Entry) -> Bool) -> Entry? {
         guard let (host, _) = best(admits: admits, isCurrent: isCurrent) else { return nil }
-        return hosts[host]?.pop()
+        return popTop(of: host)
     }
 
     /// The best current entry and its host, whether or not the host may start more.
@@ -32,7 +35,7 @@ struct RunQueue {
     private mutating func best(admits: (String) -> Bool, isCurrent: (Entry) -> Bool) -> (String, Entry)? {
         var best: (String, Entry)?
         for host in Array(hosts.keys) {
-            while let top = hosts[host]?.first, !isCurrent(top) { hosts[host]?.pop() }
+            while let top = hosts[host]?.first, !isCurrent(top) { popTop(of: host) }
             guard let top = hosts[host]?.first else {
                 hosts[host] = nil
                 continue
@@ -40,5 +43,12 @@ struct RunQueue {
             if admits(host), best.map({ top < $0.1 }) ?? true { best = (host, top) }
         }
         return best
+    }
+
+    @discardableResult
+    private mutating func popTop(of host: String) -> Entry? {
+        let top = hosts[host]?.pop()
+        if top?.rank == Priority.high.rank { highEntries -= 1 }
+        return top
     }
 }
