@@ -97,6 +97,18 @@ import Testing
         #expect(heads.first?.etag == "\"x\"")
     }
 
+    @Test func linesAreKeptOnlyWhenAsked() {
+        let lines = ["HTTP/1.1 201 Created\r\n", "Location:  /u/1 \r\n", "X-Id: 7\r\n", "\r\n"]
+        var keeping = ResponseHeadParser(keepingLines: true)
+        var reading = ResponseHeadParser()
+        let kept = lines.compactMap { keeping.consume($0) }
+        let read = lines.compactMap { reading.consume($0) }
+        #expect(kept.map(\.lines) == [["Location:  /u/1 ", "X-Id: 7"]])  // as received, less the CRLF
+        #expect(read.map(\.lines) == [[]])
+        #expect(kept.map(\.fields) == read.map(\.fields))
+        #expect(read.first?.fields == ["location": "/u/1", "x-id": "7"])
+    }
+
     @Test func contentRangeForms() {
         #expect(ContentRange("bytes 0-0/1") == ContentRange(first: 0, last: 0, total: 1))
         #expect(ContentRange("bytes */77") == ContentRange(first: nil, last: nil, total: 77))

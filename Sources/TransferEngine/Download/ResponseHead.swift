@@ -3,7 +3,8 @@ public struct ResponseHead: Equatable, Sendable {
     public var status: Int
     /// Lower-cased field names; the last value wins.
     public var fields: [String: String]
-    /// The header lines as received (`Name: value`), in order.
+    /// The header lines as received (`Name: value`), in order; empty unless the parser was asked
+    /// to keep them (`ResponseHeadParser(keepingLines:)`).
     public var lines: [String]
 
     public init(status: Int, fields: [String: String] = [:], lines: [String] = []) {
@@ -33,10 +34,15 @@ public struct ResponseHead: Equatable, Sendable {
 /// Accumulates header lines; yields a head at each blank line (redirects and 1xx produce several).
 public struct ResponseHeadParser: Sendable {
     private var current: ResponseHead?
+    /// Whether each head keeps its lines as received: an upload reports them (its response), a
+    /// download reads only fields — and a line is a string of its own to build, ~10 per response.
+    private let keepsLines: Bool
     /// nginx sends 8 header fields with a file, S3 servers and CDNs 10 to 20.
     private static let usualFieldCount = 16
 
-    public init() {}
+    public init(keepingLines: Bool = false) {
+        keepsLines = keepingLines
+    }
 
     /// Feeds one line (with or without its CRLF); returns the head when the line ends it.
     public mutating func consume(_ line: String) -> ResponseHead? {
@@ -54,7 +60,7 @@ public struct ResponseHeadParser: Sendable {
             // Room for a usual response's headers: no growing (and rehashing) line by line.
             var head = ResponseHead(status: Self.status(text))
             head.fields.reserveCapacity(Self.usualFieldCount)
-            head.lines.reserveCapacity(Self.usualFieldCount)
+            if keepsLines { head.lines.reserveCapacity(Self.usualFieldCount) }
             current = head
             return nil
         }
@@ -68,7 +74,7 @@ public struct ResponseHeadParser: Sendable {
         while first < last, Self.isSpace(text[first]) { first += 1 }
         while last > first, Self.isSpace(text[last - 1]) { last -= 1 }
         current?.fields[name] = String(decoding: text[first..<last], as: UTF8.self)
-        current?.lines.append(String(decoding: text, as: UTF8.self))
+        if keepsLines { current?.lines.append(String(decoding: text, as: UTF8.self)) }
         return nil
     }
 

@@ -12,7 +12,7 @@ final class UploadTransfer: Transfer {
     let contentLength: Int64
     private(set) var sent: Int64 = 0
     private(set) var response: UploadResponse?
-    private var parser = ResponseHeadParser()
+    private var parser = ResponseHeadParser(keepingLines: true)
     private var verdict: AttemptOutcome?
     private var stopped = false
 
