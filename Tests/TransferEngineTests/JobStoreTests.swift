@@ -89,6 +89,29 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
+    /// A download's attempt records its resume state and byte counts with its start, one update
+    /// of the job's row; a finishing file's mark records its state and leaves the row alone.
+    @Test func anAttemptBeginsWithItsResumeStateAndAFinishingMarkLeavesTheJobRowAlone() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let start = ResumeState(partialPath: job.partialPath!, bytesDurable: 2048,
+                                validators: Validators(etag: "\"e\"", lastModified: nil), bytesTotal: 8192)
+        try store.beginAttempt(job.id, number: 1, rangeStart: 2048, resume: start)
+        #expect(try store.resumeState(job.id) == start)
+        let running = try #require(try store.job(job.id))
+        #expect(running.state == .running)
+        #expect(running.attempts == 1)
+        #expect(running.bytesDone == 2048)
+        #expect(running.bytesTotal == 8192)
+        #expect(try store.attempts(job.id).map(\.rangeStart) == [2048])
+        var finishing = start
+        finishing.bytesDurable = 8192
+        finishing.finalizing = true
+        try store.saveResume(job.id, finishing, updatingProgress: false)
+        #expect(try store.resumeState(job.id) == finishing)
+        #expect(try store.job(job.id)?.bytesDone == 2048)
+    }
+
     /// Why a job waits is a stored word the scheduler decides on (an offline host is probed
     /// again after a restart), not the text of its reason; it is cleared when the job moves on.
     @Test func aWaitingJobKeepsWhyItWaitsAsAWord() throws {
@@ -196,8 +219,9 @@ import Testing
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
         try store.saveResume(job.id, ResumeState(partialPath: job.partialPath!, bytesDurable: 10, finalizing: true))
         try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: job.path!))
-        guard case .alreadyComplete = try AttemptPreparation.prepare(job, attempt: 2, in: store) else {
+        guard case .alreadyComplete(let bytes) = try AttemptPreparation.prepare(job, attempt: 2, in: store) else {
             Issue.record("a renamed file is complete"); return
         }
+        #expect(bytes == 10)  // its completion records them: the finalizing mark left the job's row alone
     }
 }

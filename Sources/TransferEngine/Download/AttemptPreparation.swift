@@ -10,8 +10,9 @@ enum AttemptPreparation: Sendable {
     case ready(PartialFile, ResumeState, startedOver: StartOverReason?)
     /// The partial file was complete and verified when the daemon stopped: only the rename is left.
     case finalize(PartialFile, ResumeState)
-    /// The rename had happened too; only the record of it was missing.
-    case alreadyComplete
+    /// The rename had happened too; only the record of it was missing (`bytes`: the file's, as
+    /// recorded with its `finalizing` mark).
+    case alreadyComplete(bytes: Int64)
     /// An upload's body, its files open and checked against their snapshots, and the WebDAV
     /// collections that must exist before it is sent (a directory backup's PUT).
     case upload(any UploadBody, collections: [String])
@@ -108,7 +109,7 @@ enum AttemptPreparation: Sendable {
             if let destination, PartialFile.exists(destination) {
                 // Renamed before the daemon stopped; its directory entry perhaps not yet synced.
                 try DirectoryHandle(PartialFile.directory(of: destination)).sync()
-                return .alreadyComplete
+                return .alreadyComplete(bytes: resume.bytesDurable)
             }
             resume = ResumeState(partialPath: resume.partialPath)
         }
@@ -139,9 +140,8 @@ enum AttemptPreparation: Sendable {
     func record(_ plan: Plan, in store: JobStore) throws {
         switch self {
         case .ready(_, let start, let startedOver):
-            try store.saveResume(plan.job.id, start)
             try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: start.bytesDurable,
-                                   startedOver: startedOver, now: plan.at)
+                                   startedOver: startedOver, resume: start, now: plan.at)
         case .upload, .session:
             try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: 0, now: plan.at)
         case .finalize, .alreadyComplete:

@@ -131,7 +131,9 @@ final class FinishGroup: Sendable {
         }
         guard !marks.isEmpty else { return }
         do {
-            try store.sync { store in for (job, state) in marks { try store.saveResume(job, state) } }
+            try store.sync { store in
+                for (job, state) in marks { try store.saveResume(job, state, updatingProgress: false) }
+            }
         } catch {
             for index in results.indices where results[index].isSuccess {
                 results[index] = .failure(.io(path: group[index].state.partialPath, operation: "record finalizing: \(error)",

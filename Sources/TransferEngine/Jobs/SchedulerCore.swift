@@ -81,9 +81,9 @@ struct SchedulerCore {
         case .destinationClaimed(let id, let result): claimed(id, result, now: now)
         case .readyToFinalize(let id, let attempt):
             if isCurrentAttempt(id, attempt) { finalize(id, AttemptReport(attempt: attempt, outcome: .completed)) }
-        case .alreadyComplete(let id, let attempt):
+        case .alreadyComplete(let id, let attempt, let bytes):
             if isCurrentAttempt(id, attempt) {
-                transition(id, StateChange(.completed, reason: "finished before the daemon stopped"), now: now) {
+                transition(id, StateChange(.completed, reason: "finished before the daemon stopped", bytesDone: bytes), now: now) {
                     $0.resume = .delete
                 }
             }

@@ -259,13 +259,24 @@ public final class JobStore {
 
     // MARK: Attempts
 
+    /// Records attempt `number` as begun: the job `running`, a row in `attempts` — and, for a
+    /// download, its resume state (`resume`), its byte counts set in the same UPDATE of the job
+    /// (one rewrite of its row instead of two: the store's costliest statement per small file).
     public func beginAttempt(_ id: JobID, number: Int, rangeStart: Int64, startedOver: StartOverReason? = nil,
-                             now: Timestamp = .now) throws {
+                             resume: ResumeState? = nil, now: Timestamp = .now) throws {
         try connection.transaction {
-            try connection.run("""
-                UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
-                       started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?
-                """, number, now.rawValue, now.rawValue, id.rawValue)
+            if let resume {
+                try upsertResume(id, resume)
+                try connection.run("""
+                    UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
+                           started_at = coalesce(started_at, ?), bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?
+                    """, number, now.rawValue, resume.bytesDurable, resume.bytesTotal, now.rawValue, id.rawValue)
+            } else {
+                try connection.run("""
+                    UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
+                           started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?
+                    """, number, now.rawValue, now.rawValue, id.rawValue)
+            }
             try connection.run("""
                 INSERT OR REPLACE INTO attempts (job_id, number, started_at, range_start, started_over)
                 VALUES (?, ?, ?, ?, ?)
@@ -381,8 +392,17 @@ public final class JobStore {
         }.first
     }
 
-    /// Stores resume state and mirrors its byte counts into the job (one transaction when nested).
-    public func saveResume(_ id: JobID, _ state: ResumeState) throws {
+    /// Stores resume state and mirrors its byte counts into the job (one transaction when nested);
+    /// `updatingProgress: false` leaves the job's row alone (a finishing file's mark: its
+    /// completion writes the counts moments later, and a crash before that reads this state).
+    public func saveResume(_ id: JobID, _ state: ResumeState, updatingProgress: Bool = true) throws {
+        try upsertResume(id, state)
+        guard updatingProgress else { return }
+        try connection.run("UPDATE jobs SET bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?",
+                           state.bytesDurable, state.bytesTotal, Timestamp.now.rawValue, id.rawValue)
+    }
+
+    private func upsertResume(_ id: JobID, _ state: ResumeState) throws {
         try connection.run("""
             INSERT INTO resume_data (job_id, partial_path, bytes_durable, etag, last_modified, bytes_total, finalizing,
                                      file_device, file_inode, file_size, file_mtime_ns, file_writing, decoded)
@@ -398,8 +418,6 @@ public final class JobStore {
             state.validators.lastModified, state.bytesTotal, state.finalizing,
             state.file.map { Int64(bitPattern: $0.device) }, state.file.map { Int64(bitPattern: $0.inode) },
             state.file?.size, state.file?.modifiedNanoseconds, state.fileWriting, state.decoded)
-        try connection.run("UPDATE jobs SET bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?",
-                           state.bytesDurable, state.bytesTotal, Timestamp.now.rawValue, id.rawValue)
     }
 
     public func deleteResume(_ id: JobID) throws {
