@@ -217,11 +217,15 @@ import Testing
     @Test func preparationFinishesAnInterruptedRename() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
-        try store.saveResume(job.id, ResumeState(partialPath: job.partialPath!, bytesDurable: 10, finalizing: true))
+        let mark = ResumeState(partialPath: job.partialPath!, bytesDurable: 10, bytesTotal: 10, finalizing: true)
+        try store.saveResume(job.id, mark, updatingProgress: false)
         try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: job.path!))
-        guard case .alreadyComplete(let bytes) = try AttemptPreparation.prepare(job, attempt: 2, in: store) else {
+        guard case .alreadyComplete(let resume) = try AttemptPreparation.prepare(job, attempt: 2, in: store) else {
             Issue.record("a renamed file is complete"); return
         }
-        #expect(bytes == 10)  // its completion records them: the finalizing mark left the job's row alone
+        // Its completion records the counts: the finalizing mark left the job's row alone.
+        #expect(resume == mark)
+        try store.setState(job.id, StateChange(.completed, bytesDone: resume.bytesDurable, bytesTotal: resume.bytesTotal))
+        #expect(try store.job(job.id).map { [$0.bytesDone, $0.bytesTotal] } == [10, 10])
     }
 }

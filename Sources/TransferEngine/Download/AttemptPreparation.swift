@@ -10,9 +10,9 @@ enum AttemptPreparation: Sendable {
     case ready(PartialFile, ResumeState, startedOver: StartOverReason?)
     /// The partial file was complete and verified when the daemon stopped: only the rename is left.
     case finalize(PartialFile, ResumeState)
-    /// The rename had happened too; only the record of it was missing (`bytes`: the file's, as
-    /// recorded with its `finalizing` mark).
-    case alreadyComplete(bytes: Int64)
+    /// The rename had happened too; only the record of it was missing (`resume`: the state its
+    /// `finalizing` mark recorded, with the file's byte counts).
+    case alreadyComplete(ResumeState)
     /// An upload's body, its files open and checked against their snapshots, and the WebDAV
     /// collections that must exist before it is sent (a directory backup's PUT).
     case upload(any UploadBody, collections: [String])
@@ -109,7 +109,7 @@ enum AttemptPreparation: Sendable {
             if let destination, PartialFile.exists(destination) {
                 // Renamed before the daemon stopped; its directory entry perhaps not yet synced.
                 try DirectoryHandle(PartialFile.directory(of: destination)).sync()
-                return .alreadyComplete(bytes: resume.bytesDurable)
+                return .alreadyComplete(resume)
             }
             resume = ResumeState(partialPath: resume.partialPath)
         }

@@ -8,6 +8,7 @@ extension Job {
         nextAttemptAt = change.nextAttemptAt
         waitReason = change.waitReason
         if let bytes = change.bytesDone { bytesDone = bytes }
+        if let total = change.bytesTotal { bytesTotal = total }
         finishedAt = change.state.hasEnded ? now : nil
         if change.state == .running, startedAt == nil { startedAt = now }
         updatedAt = now

@@ -341,8 +341,8 @@ public final class Scheduler {
             engineJob.resume = resume
             engine[id] = engineJob
             feed(.readyToFinalize(id, attempt: attempt))
-        case .success(.alreadyComplete(let bytes)):
-            feed(.alreadyComplete(id, attempt: attempt, bytes: bytes))
+        case .success(.alreadyComplete(let resume)):
+            feed(.alreadyComplete(id, attempt: attempt, bytes: resume.bytesDurable, total: resume.bytesTotal))
         case .failure(let error):
             if !(error is TransferError) { logger.error("job \(id): cannot start: \(error)") }
             let failure = error as? TransferError ?? .io(path: job.path ?? "", operation: "prepare: \(error)", errno: 0)

@@ -173,7 +173,8 @@ extension SchedulerCore {
         case .success(let bytes):
             publishAttemptFinished(id, report, error: nil)
             log(.info, "job \(id): completed, \(bytes) bytes at \(record.job.path ?? "")")
-            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: bytes), now: now) {
+            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: bytes, bytesTotal: record.job.bytesTotal),
+                       now: now) {
                 $0.attempt = report.record(error: nil)
                 $0.resume = .delete
             }

@@ -81,9 +81,10 @@ struct SchedulerCore {
         case .destinationClaimed(let id, let result): claimed(id, result, now: now)
         case .readyToFinalize(let id, let attempt):
             if isCurrentAttempt(id, attempt) { finalize(id, AttemptReport(attempt: attempt, outcome: .completed)) }
-        case .alreadyComplete(let id, let attempt, let bytes):
+        case .alreadyComplete(let id, let attempt, let bytes, let total):
             if isCurrentAttempt(id, attempt) {
-                transition(id, StateChange(.completed, reason: "finished before the daemon stopped", bytesDone: bytes), now: now) {
+                let change = StateChange(.completed, reason: "finished before the daemon stopped", bytesDone: bytes, bytesTotal: total)
+                transition(id, change, now: now) {
                     $0.resume = .delete
                 }
             }

@@ -24,7 +24,7 @@ enum SchedulerEvent {
     case readyToFinalize(JobID, attempt: Int)
     /// An attempt's preparation found the file already renamed into place: only the record of
     /// that was missing when the daemon stopped.
-    case alreadyComplete(JobID, attempt: Int, bytes: Int64)
+    case alreadyComplete(JobID, attempt: Int, bytes: Int64, total: Int64?)
     /// An attempt's transfer is on the engine: its `attempt_started` event.
     case launched(TransferEvent)
     /// An attempt stopped by itself (finished or failed), or could not start.

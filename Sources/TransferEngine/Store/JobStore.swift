@@ -247,13 +247,13 @@ public final class JobStore {
         try connection.run("""
             UPDATE jobs SET state = ?, state_reason = ?, error_code = ?, error_message = ?,
                    http_status = coalesce(?, http_status), next_attempt_at = ?,
-                   finished_at = ?, bytes_done = coalesce(?, bytes_done), updated_at = ?,
+                   finished_at = ?, bytes_done = coalesce(?, bytes_done), bytes_total = coalesce(?, bytes_total), updated_at = ?,
                    destination = CASE WHEN ? THEN NULL ELSE destination END, wait_reason = ?
             WHERE id = ?
             """,
             change.state.rawValue, change.reason, change.error?.code, change.error?.message,
             change.httpStatus, change.nextAttemptAt?.rawValue,
-            change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, now.rawValue,
+            change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, change.bytesTotal, now.rawValue,
             change.state.hasEnded, change.waitReason?.rawValue, id.rawValue)
     }
 
