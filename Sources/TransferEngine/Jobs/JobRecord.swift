@@ -1,7 +1,7 @@
 /// A job as the decision core holds it while it may still move (queued, running, waiting,
 /// paused): the job itself, its retry budget, and where its attempt is. A value; the engine's
 /// side of a running job (its transfer) is `EngineJob`. Thread: the loop thread (in the core).
-struct JobRecord: Equatable {
+struct JobRecord {
     /// Where a running job's attempt is; `idle` for every other state.
     enum Phase: Equatable {
         case idle
@@ -17,7 +17,18 @@ struct JobRecord: Equatable {
         case claiming(acks: [CommandAck])
     }
 
-    var job: Job
+    /// The job, boxed: the core reads a record out of its dictionary at nearly every event, and
+    /// a `Job` is some seventy fields, half of them counted references — each such read copied
+    /// them all (retained, then released). Now a read is one retain, and a change copies the
+    /// job only while another copy of the record shares its box.
+    var job: Job {
+        _read { yield box.job }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = JobBox(box.job) }
+            yield &box.job
+        }
+    }
+    private var box: JobBox
     var phase = Phase.idle
     /// `scheme://host:port`: what the per-host cap counts.
     private(set) var host: String
@@ -40,7 +51,7 @@ struct JobRecord: Equatable {
     var startToken: Int?
 
     init(job: Job, now: Timestamp) {
-        self.job = job
+        box = JobBox(job)
         host = HostKey.parse(job.serverURL)?.key ?? job.serverURL
         route = host + job.network.routeKey
         attemptLimit = Self.attemptLimit(after: job)
@@ -83,5 +94,14 @@ struct JobRecord: Equatable {
     /// Saturating: the store's checks keep both counts small, and nothing here may trap if one slips.
     private static func attemptLimit(after job: Job) -> Int {
         job.attempts.saturatingAdd(job.maxRetries).saturatingAdd(1)
+    }
+}
+
+/// A job's one copy shared by the copies of its record (`JobRecord.job`).
+private final class JobBox {
+    var job: Job
+
+    init(_ job: Job) {
+        self.job = job
     }
 }
