@@ -22,10 +22,8 @@ public final class StoreQueue: Sendable {
     /// Set on `queue` only: what tells, in debug builds, that `sync` was called from the queue
     /// it would wait for (a deadlock that would otherwise hang silently).
     private static let onStoreQueue = DispatchSpecificKey<Bool>()
-    /// Work waiting for the next group, and when its drain is due (nil: none scheduled yet).
-    private let pending = Mutex<(work: [Work], due: Due?)>(([], nil))
-
-    private enum Due { case now, gathered }
+    /// Work waiting for the next group, and when its drain is due.
+    private let pending = Mutex<(work: [Work], schedule: GatherSchedule)>(([], GatherSchedule()))
     // @unchecked: the store is only ever touched on `queue`.
     private let box: Box
 
@@ -52,17 +50,13 @@ public final class StoreQueue: Sendable {
             let result = Result { try store.savepoint { try work(store) } }
             return { completion(result) }
         }
-        let wanted: Due = deferrable ? .gathered : .now
-        let schedule = pending.withLock { pending -> Due? in
+        let due = pending.withLock { pending in
             pending.work.append(piece)
-            // A drain already due as soon or sooner takes this piece along.
-            if pending.due == .now || pending.due == wanted { return nil }
-            pending.due = wanted
-            return wanted
+            return pending.schedule.add(deferrable: deferrable)
         }
-        switch schedule {
-        case .now: queue.async { [self] in drain() }
-        case .gathered: queue.asyncAfter(deadline: .now() + Self.gathering) { [self] in drain() }
+        switch due {
+        case .now?: queue.async { [self] in drain() }
+        case .after(let window)?: queue.asyncAfter(deadline: .now() + Self.gathering) { [self] in drain(window: window) }
         case nil: break
         }
     }
@@ -101,13 +95,12 @@ public final class StoreQueue: Sendable {
         return done.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Commits every piece waiting (a drain scheduled earlier may find them taken already).
-    private func drain() {
-        let group = pending.withLock { pending in
-            defer {
-                pending.work.removeAll(keepingCapacity: true)
-                pending.due = nil
-            }
+    /// Commits every piece waiting (a drain scheduled earlier may find them taken already); the
+    /// timer of a gathering `window` whose work was taken does nothing.
+    private func drain(window: Int? = nil) {
+        let group = pending.withLock { pending -> [Work] in
+            guard pending.schedule.drains(window: window) else { return [] }
+            defer { pending.work.removeAll(keepingCapacity: true) }
             return pending.work
         }
         guard !group.isEmpty else { return }
