@@ -11,26 +11,23 @@ import Testing
         return ids
     }
 
-    @Test func bestPriorityFirstThenLowestIdAcrossHosts() {
+    /// A queue holding `entries` (id, priority, host), pushed in that order.
+    private func queue(_ entries: [(Int64, Priority, String)]) -> RunQueue {
         var queue = RunQueue()
-        queue.push(id(5), priority: .normal, host: "a")
-        queue.push(id(1), priority: .low, host: "b")
-        queue.push(id(7), priority: .high, host: "c")
-        queue.push(id(3), priority: .normal, host: "b")
-        queue.push(id(2), priority: .normal, host: "c")
-        queue.push(id(9), priority: .high, host: "a")
-        queue.push(id(4), priority: .low, host: "a")
+        for (value, priority, host) in entries { queue.push(id(value), priority: priority, host: host) }
+        return queue
+    }
+
+    @Test func bestPriorityFirstThenLowestIdAcrossHosts() {
+        var queue = queue([(5, .normal, "a"), (1, .low, "b"), (7, .high, "c"), (3, .normal, "b"), (2, .normal, "c"),
+                           (9, .high, "a"), (4, .low, "a")])
         #expect(drain(&queue) == [7, 9, 2, 3, 5, 1, 4])
         #expect(queue.pop(admits: { _ in true }, isCurrent: { _ in true }) == nil)
         #expect(queue.peek(isCurrent: { _ in true }) == nil)
     }
 
     @Test func highEntriesCountTheHighEntriesHeldUntilPoppedOrDroppedAsStale() {
-        var queue = RunQueue()
-        queue.push(id(1), priority: .high, host: "a")
-        queue.push(id(2), priority: .normal, host: "a")
-        queue.push(id(3), priority: .high, host: "b")
-        queue.push(id(4), priority: .low, host: "b")
+        var queue = queue([(1, .high, "a"), (2, .normal, "a"), (3, .high, "b"), (4, .low, "b")])
         #expect(queue.highEntries == 2)
         #expect(queue.pop(admits: { _ in true }, isCurrent: { _ in true })?.id == id(1))
         #expect(queue.highEntries == 1)
