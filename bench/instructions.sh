@@ -17,10 +17,8 @@ FILES=${1:-1000}
 mkdir -p "$BENCH_DIR/www/small"
 for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
 start_nginx
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$BENCH_DIR/callgrind.out" \
-    "$BIN/transferd" --state-dir "$BENCH_DIR/state" --max-active 16 --max-per-host 16 2>"$BENCH_DIR/logs/valgrind.log" &
-TRANSFERD_PID=$!
-for _ in $(seq 600); do ctl stats >/dev/null 2>&1 && break; sleep 0.1; done
+TRANSFERD_UNDER="valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$BENCH_DIR/callgrind.out" \
+    start_transferd --max-active 16 --max-per-host 16
 for run in 0 1; do
     for i in $(seq "$FILES"); do
         printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/%d/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$run" "$i"
@@ -34,6 +32,8 @@ kill -TERM "$TRANSFERD_PID"; wait "$TRANSFERD_PID" 2>/dev/null || true; TRANSFER
 
 callgrind_annotate --inclusive=yes --threshold=100 "$BENCH_DIR/callgrind.out" 2>/dev/null | swift demangle --simplified --compact \
     > "$BENCH_DIR/inclusive.txt"
+# One row of the table: NAME and instructions per file of COUNT.
+row() { printf '  %-46s %9.0f\n' "$1" "$(echo "$2 / $FILES" | bc -l)"; }
 # Instructions per file spent in a function and what it calls: the largest of its inclusive
 # counts (callgrind lists a function once per source file its inlined code came from; a
 # function whose body the compiler moved into a closure is listed as `closure #1 in` it).
@@ -44,12 +44,12 @@ stage() {
                                   tail = substr(line, length(line) - length(f))
                                   if (tail == ":" f || tail == " " f) { gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0 } }
                                 END { print max + 0 }')
-    printf '  %-46s %9.0f\n' "$name" "$(echo "$count / $FILES" | bc -l)"
+    row "$name" "$count"
 }
 total=$(grep -m1 'PROGRAM TOTALS' "$BENCH_DIR/inclusive.txt" | awk '{ gsub(",", "", $1); print $1 }')
 echo "transferd $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'); $FILES files of 64 KiB, one batch"
 echo "instructions per file (a stage includes what it calls):"
-printf '  %-46s %9.0f\n' "whole daemon" "$(echo "$total / $FILES" | bc -l)"
+row "whole daemon" "$total"
 stage "loop: the submit's requests decoded" 'ControlServer.handle(_:on:)'
 stage "loop: libcurl and its callbacks" 'curl_multi_socket_action'
 stage "loop: answers from other threads" 'specialized closure #1 in LoopInbox.init(loop:context:)'

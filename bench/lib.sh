@@ -56,10 +56,12 @@ CONF
 
 ctl() { "$BIN/transferctl" --state-dir "$BENCH_DIR/state" "$@"; }
 
+# start_transferd [OPTION...]: the daemon on $BENCH_DIR/state, run under $TRANSFERD_UNDER (a
+# command and its options, e.g. valgrind's) when that is set; waits up to a minute for it.
 start_transferd() {
-    "$BIN/transferd" --state-dir "$BENCH_DIR/state" "$@" 2>>"$BENCH_DIR/logs/transferd.log" &
+    ${TRANSFERD_UNDER:-} "$BIN/transferd" --state-dir "$BENCH_DIR/state" "$@" 2>>"$BENCH_DIR/logs/transferd.log" &
     TRANSFERD_PID=$!
-    for _ in $(seq 100); do ctl stats >/dev/null 2>&1 && return; sleep 0.05; done
+    for _ in $(seq 1200); do ctl stats >/dev/null 2>&1 && return; sleep 0.05; done
     echo "transferd did not start" >&2; exit 1
 }
 
