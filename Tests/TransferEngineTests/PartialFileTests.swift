@@ -21,6 +21,40 @@ import Testing
         #expect(FileManager.default.contents(atPath: destination) == Data("HELLO".utf8))
     }
 
+    @Test func bytesKeptForLaterAreWrittenBeforeASyncAHashOrTheRename() throws {
+        for step in ["sync", "sha256", "rename", "release"] {
+            let destination = directory.file("later-\(step)")
+            var file: PartialFile? = try PartialFile(path: PartialFile.partialPath(for: destination))
+            try Array("head ".utf8).withUnsafeBytes { try file!.write($0, at: 0) }
+            #expect(file!.writeLater(Array("tail".utf8), at: 5))
+            #expect(file!.size == 5, "\(step): kept, not written yet")
+            switch step {
+            case "sync": try file!.sync()
+            case "sha256": #expect(try file!.sha256(length: 9) == "d260a42d48adc1549a339f9e9c1e4681a3f3e1faf6322406b11337abdb30b5db")
+            case "rename": try file!.moveIntoPlace(destination, replacing: false)
+            default: file = nil
+            }
+            let path = step == "rename" ? destination : PartialFile.partialPath(for: destination)
+            #expect(FileManager.default.contents(atPath: path) == Data("head tail".utf8), "\(step)")
+            try file?.writeDeferred()  // nothing left: written once
+            #expect(FileManager.default.contents(atPath: path) == Data("head tail".utf8), "\(step)")
+        }
+    }
+
+    @Test func bytesKeptForLaterAreBoundedInAllFilesTogether() throws {
+        let first = try PartialFile(path: directory.file(".a.transferd-part"))
+        let second = try PartialFile(path: directory.file(".b.transferd-part"))
+        // 1 KiB short of the limit: the other tests keep a few bytes at most meanwhile.
+        let most = [UInt8](repeating: 7, count: PartialFile.deferredLimit - 1024)
+        let more = [UInt8](repeating: 1, count: 2048)
+        #expect(first.writeLater(most, at: 0))
+        #expect(!second.writeLater(more, at: 0), "past the limit the caller writes itself")
+        try first.writeDeferred()
+        #expect(first.size == Int64(most.count))
+        #expect(second.writeLater(more, at: 0), "room again once written")
+        try second.writeDeferred()
+    }
+
     @Test func refusesToReplaceWithoutOverwrite() throws {
         let destination = directory.file("exists.txt")
         try Data("old".utf8).write(to: URL(fileURLWithPath: destination))

@@ -362,6 +362,18 @@ import Testing
         #expect(driver.job(1)?.bytesDone == 1000)
     }
 
+    @Test func aFullDiskAtTheFinishPausesTheJobAsAnAttemptsWriteWould() {
+        var driver = CoreDriver()
+        driver.send(.adopted(makeJob(1)))
+        let id = JobID(rawValue: 1)
+        let report = makeReport(1, .completed, kept: 1000)
+        driver.send(.attemptEnded(id, report))
+        driver.send(.finalized(id, report, .failure(.diskFull(path: "/d/.f.transferd-part"))))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .paused && record?.change.reason?.contains("disk full") == true)
+        #expect(record?.resume == .save(report.resume!) && record?.partial == .sync, "its bytes are kept for a resume")
+    }
+
     @Test func aChecksumMismatchDiscardsTheBytesEvenWithACancelPending() {
         var driver = CoreDriver()
         driver.send(.adopted(makeJob(1)))

@@ -230,13 +230,21 @@ final class DownloadTransfer: Transfer {
         try? flush()
     }
 
-    /// The attempt's result, given libcurl's code for it. Every byte received is written first.
+    /// The attempt's result, given libcurl's code for it. Every byte received is written first —
+    /// except the last ones of a complete body, which the thread that finishes the file writes
+    /// before it syncs it (`PartialFile.writeLater`): a small file's whole body, off the loop.
     func outcome(_ code: CurlCode) -> AttemptOutcome {
+        let outcome = decide(code)
+        if case .completed = outcome, handOverPending() { return outcome }
         do {
             try flush()
         } catch {
             return .failed(error)
         }
+        return outcome
+    }
+
+    private func decide(_ code: CurlCode) -> AttemptOutcome {
         if let verdict { return verdict }
         if let deadline, deadline.expired(code) { return .failed(.timedOut(seconds: deadline.seconds)) }
         // A challenge libcurl did not answer (wrong credentials, or another host's) is the end.
@@ -388,6 +396,15 @@ final class DownloadTransfer: Transfer {
             }
             pending.append(contentsOf: bytes)
         }
+    }
+
+    /// Hands the pending bytes to the file to be written later; false when it keeps none (the
+    /// bytes it keeps for all files are at their limit).
+    private func handOverPending() -> Bool {
+        guard !pending.isEmpty else { return true }
+        guard file.writeLater(pending, at: offset - Int64(pending.count)) else { return false }
+        pending = []
+        return true
     }
 
     /// Writes the pending bytes to the file, where they end at `offset`.

@@ -50,7 +50,9 @@ final class FinishGroup: Sendable {
             defer { group.removeAll(keepingCapacity: true) }
             return group
         }
-        var results = syncAll(group)
+        // A complete body's last bytes, kept from the loop thread, go to the file first.
+        var results = group.map { finish in Result { () throws(TransferError) in try finish.file.writeDeferred() } }
+        syncAll(group, &results)
         let directories = openDirectories(group, &results)
         markFinalizing(group, &results)
         var renamedInto = Set<String>()
@@ -86,12 +88,12 @@ final class FinishGroup: Sendable {
         return opened.values.compactMap { try? $0.get() }
     }
 
-    /// Makes every file of the group durable and waits for them all: one syncfs for each file
-    /// system `GroupSync` chooses (it writes every dirty page back itself), an fdatasync for each
-    /// other file, side by side, after writeback has started for all of them.
-    private func syncAll(_ group: [Finish]) -> [Result<Void, TransferError>] {
+    /// Makes every file of the group still on its way durable and waits for them all: one
+    /// syncfs for each file system `GroupSync` chooses (it writes every dirty page back itself),
+    /// an fdatasync for each other file, side by side, after writeback has started for all of them.
+    private func syncAll(_ group: [Finish], _ outcomes: inout [Result<Void, TransferError>]) {
         var synced = Set<UInt64>()
-        let byDevice = Dictionary(grouping: group.indices, by: { group[$0].file.device })
+        let byDevice = Dictionary(grouping: group.indices.filter { outcomes[$0].isSuccess }, by: { group[$0].file.device })
         // /proc/meminfo is read only when some file system has files enough for a syncfs.
         let dirtyBytes = byDevice.values.contains { $0.count >= GroupSync.minimumFiles } ? SystemMemory.dirtyBytes() : nil
         for (device, files) in byDevice {
@@ -103,8 +105,8 @@ final class FinishGroup: Sendable {
             // fdatasync tells which of them it was.
             if (try? file.syncFileSystem()) != nil { synced.insert(device) }
         }
-        let results = Mutex([Result<Void, TransferError>](repeating: .success(()), count: group.count))
-        let unsynced = group.indices.filter { !synced.contains(group[$0].file.device) }
+        let results = Mutex(outcomes)
+        let unsynced = byDevice.filter { !synced.contains($0.key) }.values.joined().sorted()
         for index in unsynced { group[index].file.startWriteback() }
         let done = DispatchGroup()
         for index in unsynced {
@@ -117,7 +119,7 @@ final class FinishGroup: Sendable {
             }
         }
         done.wait()
-        return results.withLock { $0 }
+        outcomes = results.withLock { $0 }
     }
 
     /// Records every synced file of the group as `finalizing`, in one transaction: a crash after
@@ -125,7 +127,8 @@ final class FinishGroup: Sendable {
     private func markFinalizing(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) {
         let marks = zip(group, results).compactMap { finish, result -> (JobID, ResumeState)? in
             guard result.isSuccess else { return nil }
-            var marked = finish.state
+            // As the file is now (its last bytes may have been written by this group).
+            var marked = finish.state.identified(by: finish.file, writing: false)
             marked.finalizing = true
             return (finish.job, marked)
         }

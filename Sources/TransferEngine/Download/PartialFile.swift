@@ -1,12 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The file a download writes into before it is complete. Owns the descriptor (closed in deinit)
-/// and holds the file's lock while open. Thread: writes on the loop thread; sync, truncate and
-/// read on the file queue.
+/// and holds the file's lock while open. Thread: writes on the loop thread, except the last
+/// bytes of a complete body, kept by `writeLater` for the thread that finishes the file; sync,
+/// truncate and read on the file queue.
 // @unchecked: a file descriptor; pwrite/fdatasync/ftruncate are thread-safe system calls and
-// the engine never writes from two threads at once.
+// the engine never writes from two threads at once (`deferred` is behind its own lock).
 public final class PartialFile: @unchecked Sendable {
     public let path: String
     /// The file system the file is on (`st_dev`).
@@ -19,6 +21,13 @@ public final class PartialFile: @unchecked Sendable {
     /// The file as it was opened (locked since: nothing of transferd's changed it meanwhile
     /// unless this object did).
     let openedAs: FileIdentity
+    /// Bytes `writeLater` kept, and where they go: written before anything syncs, reads or
+    /// renames the file.
+    private let deferred = Mutex<(bytes: [UInt8], offset: Int64)?>(nil)
+    /// Bytes kept by `writeLater` in all files, and the most they may be: finishing groups that
+    /// fall behind make the loop write again rather than hold an unbounded backlog in memory.
+    private static let deferredTotal = Atomic<Int>(0)
+    static let deferredLimit = 32 << 20
 
     /// `<dir>/.<name>.transferd-part`: hidden, beside the destination, same filesystem.
     public static func partialPath(for destination: String) -> String {
@@ -80,7 +89,10 @@ public final class PartialFile: @unchecked Sendable {
         }
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        try? writeDeferred()  // bytes received are kept, whoever lets go of the file last
+        close(descriptor)
+    }
 
     /// A regular file owned by this process's user, with no other name.
     private static func isOurs(_ info: stat) -> Bool {
@@ -113,6 +125,34 @@ public final class PartialFile: @unchecked Sendable {
         }
     }
 
+    /// Keeps `bytes` to be written at `offset` by `writeDeferred` (called first by `sync`,
+    /// `sha256` and `moveIntoPlace`): the last bytes of a complete body are written on the
+    /// thread that finishes the file instead of the loop thread. False, keeping nothing, when
+    /// the bytes kept by all files would pass `deferredLimit`: the caller writes them itself.
+    func writeLater(_ bytes: [UInt8], at offset: Int64) -> Bool {
+        let total = Self.deferredTotal.add(bytes.count, ordering: .relaxed).newValue
+        guard total <= Self.deferredLimit else {
+            Self.deferredTotal.subtract(bytes.count, ordering: .relaxed)
+            return false
+        }
+        deferred.withLock { kept in
+            precondition(kept == nil, "one write kept at a time")
+            kept = (bytes, offset)
+        }
+        return true
+    }
+
+    /// Writes the bytes `writeLater` kept, if any. They are let go of either way: a failure
+    /// fails the finish, and the next attempt finds the file short of its recorded length.
+    func writeDeferred() throws(TransferError) {
+        guard let kept = deferred.withLock({ kept in
+            defer { kept = nil }
+            return kept
+        }) else { return }
+        defer { Self.deferredTotal.subtract(kept.bytes.count, ordering: .relaxed) }
+        try kept.bytes.withUnsafeBytes { bytes in Result { () throws(TransferError) in try write(bytes, at: kept.offset) } }.get()
+    }
+
     public func truncate(to length: Int64) throws(TransferError) {
         guard ftruncate(descriptor, off_t(length)) == 0 else {
             throw Self.error(path: path, operation: "truncate", errno: errno)
@@ -121,6 +161,7 @@ public final class PartialFile: @unchecked Sendable {
 
     /// Makes every byte written so far durable (before its length may be recorded).
     public func sync() throws(TransferError) {
+        try writeDeferred()
         guard fdatasync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
     }
 
@@ -145,6 +186,7 @@ public final class PartialFile: @unchecked Sendable {
 
     /// The sha256 of the first `length` bytes, read in 1 MiB chunks.
     public func sha256(length: Int64) throws(TransferError) -> String {
+        try writeDeferred()
         switch SHA256.hexDigest(ofDescriptor: descriptor, length: length) {
         case .success(let digest): return digest
         case .failure(let error): throw Self.error(path: path, operation: "read", errno: error.code)
@@ -156,6 +198,7 @@ public final class PartialFile: @unchecked Sendable {
     /// the destination's directory (`syncDirectory`: `FinishGroup` does it once per directory
     /// for the files it finishes together).
     public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
+        try writeDeferred()
         var existing = stat()
         if RawPath.withCString(destination, { lstat($0, &existing) }) == 0 {
             guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }

@@ -89,4 +89,8 @@ extension TransferError {
     var isShortOfDescriptors: Bool {
         if case .fdShortage = self { true } else { false }
     }
+
+    var isDiskFull: Bool {
+        if case .diskFull = self { true } else { false }
+    }
 }

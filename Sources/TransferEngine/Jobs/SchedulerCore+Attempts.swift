@@ -186,8 +186,9 @@ extension SchedulerCore {
             if let deferred, !discard {
                 return apply(deferred, to: id, report: nil, now: now)
             }
-            // Short of descriptors before its rename: its bytes wait for the next attempt.
-            if error.isShortOfDescriptors { return fail(id, report, error, now: now) }
+            // Short of descriptors before its rename, or of space for its last bytes: they wait
+            // for the next attempt (the job pauses on a full disk, as any attempt's write does).
+            if error.isShortOfDescriptors || error.isDiskFull { return fail(id, report, error, now: now) }
             let partialPath = record.job.partialPath
             transition(id, StateChange(.failed, reason: error.message, error: error.record, httpStatus: report.status,
                                        bytesDone: discard ? 0 : report.resume?.bytesDurable), now: now) {
