@@ -24,7 +24,7 @@ public struct ManifestReader {
     private var offset = 0
     private var number = 0
     private var keys: [String: Int] = [:]
-    private let decoder = JSONDecoder()
+    private let decoder = JSONTreeDecoder()
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -52,7 +52,7 @@ public struct ManifestReader {
     private mutating func entry(_ line: ArraySlice<UInt8>) throws(Manifest.LineError) -> ManifestEntry {
         let entry: ManifestEntry
         do {
-            let parsed = try decoder.decode(ManifestLine.self, from: Data(line))
+            let parsed = try decoder.decode(ManifestLine.self, from: line)
             entry = ManifestEntry(line: number, key: parsed.key, job: try parsed.job())
         } catch let error as Manifest.LineError.Reason {
             throw Manifest.LineError(line: number, message: error.message)

@@ -194,14 +194,13 @@ public final class ControlServer {
 
     private func handle(_ line: [UInt8], on connection: Connection) {
         guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) else { return }
-        let data = Data(line)
         // One decoding of the whole line where it is a request of this version (a manifest's
-        // chunk is a thousand jobs); the version is looked at alone only when it is not.
+        // chunk is hundreds of jobs); the version is looked at alone only when it is not.
         var request: ControlRequest
         do {
-            request = try JSONDecoder().decode(ControlRequest.self, from: data)
+            request = try JSONTreeDecoder().decode(ControlRequest.self, from: line)
         } catch {
-            return send(refusal(of: data, error), on: connection)
+            return send(refusal(of: Data(line), error), on: connection)
         }
         guard request.version == ControlRequest.protocolVersion else {
             return send(Self.unsupported(request.version, id: request.id), on: connection)
