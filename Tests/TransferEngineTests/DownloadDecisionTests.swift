@@ -109,6 +109,21 @@ import Testing
         #expect(read.first?.fields == ["location": "/u/1", "x-id": "7"])
     }
 
+    @Test func aDownloadsParserKeepsTheFieldsADownloadReadsAndNoOthers() {
+        let lines = ["HTTP/1.1 200 OK\r\n", "Server: nginx\r\n", "Date: Tue, 01 Dec 2026 21:00:00 GMT\r\n",
+                     "Content-Type: application/octet-stream\r\n", "Content-Length: 65536\r\n",
+                     "Last-Modified: Tue, 01 Dec 2026 20:00:00 GMT\r\n", "Connection: keep-alive\r\n",
+                     "ETag: \"692d\"\r\n", "Accept-Ranges: bytes\r\n", "Retry-After: 5\r\n",
+                     "Content-Disposition: attachment; filename=a.bin\r\n", "\r\n"]
+        var parser = ResponseHeadParser(keepingOnly: ResponseHead.downloadFields)
+        var all = ResponseHeadParser()
+        let head = lines.compactMap { parser.consume($0) }.first
+        let whole = lines.compactMap { all.consume($0) }.first
+        #expect(head?.fields == whole?.fields.filter { ResponseHead.downloadFields.contains($0.key) })
+        #expect(head?.fields.count == 5 && whole?.fields.count == 10)
+        #expect(head?.contentLength == 65536 && head?.etag == "\"692d\"" && head?.validators == whole?.validators)
+    }
+
     @Test func contentRangeForms() {
         #expect(ContentRange("bytes 0-0/1") == ContentRange(first: 0, last: 0, total: 1))
         #expect(ContentRange("bytes */77") == ContentRange(first: nil, last: nil, total: 77))

@@ -53,7 +53,7 @@ final class DownloadTransfer: Transfer {
     private(set) var status: Int?
     /// An outcome decided by the transfer itself, which outranks libcurl's result code.
     private(set) var verdict: AttemptOutcome?
-    private var parser = ResponseHeadParser()
+    private var parser = ResponseHeadParser(keepingOnly: ResponseHead.downloadFields)
     private var truncateBeforeWriting = false
     /// The last response head was a challenge left to libcurl: if no other follows, libcurl
     /// did not answer it (no credentials for that host) and it is the answer.

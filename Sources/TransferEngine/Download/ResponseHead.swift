@@ -1,7 +1,8 @@
 /// The status line and headers of one HTTP response, parsed line by line as libcurl delivers them.
 public struct ResponseHead: Equatable, Sendable {
     public var status: Int
-    /// Lower-cased field names; the last value wins.
+    /// Lower-cased field names; the last value wins. Only the parser's `fieldsKept` when it was
+    /// given them (a download's: `downloadFields`).
     public var fields: [String: String]
     /// The header lines as received (`Name: value`), in order; empty unless the parser was asked
     /// to keep them (`ResponseHeadParser(keepingLines:)`).
@@ -12,6 +13,11 @@ public struct ResponseHead: Equatable, Sendable {
         self.fields = fields
         self.lines = lines
     }
+
+    /// Every field a download reads, here or in `DownloadTransfer` and `DownloadDecision`: its
+    /// parser keeps no other (nginx sends eight with a file, a CDN twenty; three of them matter).
+    static let downloadFields: Set<String> = ["etag", "last-modified", "location", "content-length", "content-range",
+                                              "content-encoding", "retry-after", "content-disposition", "www-authenticate"]
 
     public var etag: String? { fields["etag"] }
     public var lastModified: String? { fields["last-modified"] }
@@ -40,8 +46,18 @@ public struct ResponseHeadParser: Sendable {
     /// nginx sends 8 header fields with a file, S3 servers and CDNs 10 to 20.
     private static let usualFieldCount = 16
 
+    /// The names of the fields kept (nil: all).
+    private let fieldsKept: Set<String>?
+
     public init(keepingLines: Bool = false) {
         keepsLines = keepingLines
+        fieldsKept = nil
+    }
+
+    /// A parser that keeps only the fields named in `fields` (lower-cased), and no lines.
+    init(keepingOnly fields: Set<String>) {
+        keepsLines = false
+        fieldsKept = fields
     }
 
     /// Feeds one line (with or without its CRLF); returns the head when the line ends it.
@@ -59,7 +75,7 @@ public struct ResponseHeadParser: Sendable {
         if text.starts(with: "HTTP/".utf8) {
             // Room for a usual response's headers: no growing (and rehashing) line by line.
             var head = ResponseHead(status: Self.status(text))
-            head.fields.reserveCapacity(Self.usualFieldCount)
+            head.fields.reserveCapacity(fieldsKept?.count ?? Self.usualFieldCount)
             if keepsLines { head.lines.reserveCapacity(Self.usualFieldCount) }
             current = head
             return nil
@@ -69,11 +85,17 @@ public struct ResponseHeadParser: Sendable {
             return current
         }
         guard current != nil, let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let name = String(decoding: text[..<colon].lazy.map(Self.lowercased), as: UTF8.self)
+        // Lower-cased in a buffer of its own: `String(decoding:)` of a contiguous buffer takes
+        // the fast path, of a lazy map the slow one.
+        let name = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: colon) { buffer in
+            for index in 0..<colon { buffer[index] = Self.lowercased(text[index]) }
+            return String(decoding: buffer, as: UTF8.self)
+        }
+        if let fieldsKept, !fieldsKept.contains(name) { return nil }
         var first = colon + 1, last = end
         while first < last, Self.isSpace(text[first]) { first += 1 }
         while last > first, Self.isSpace(text[last - 1]) { last -= 1 }
-        current?.fields[name] = String(decoding: text[first..<last], as: UTF8.self)
+        current?.fields[name] = String(decoding: UnsafeRawBufferPointer(rebasing: text[first..<last]), as: UTF8.self)
         if keepsLines { current?.lines.append(String(decoding: text, as: UTF8.self)) }
         return nil
     }
