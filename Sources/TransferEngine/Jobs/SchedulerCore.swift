@@ -127,11 +127,13 @@ struct SchedulerCore {
     @discardableResult
     mutating func transition(_ id: JobID, _ change: StateChange, now: Timestamp, acks: [CommandAck] = [],
                                      _ with: (inout StateRecord) -> Void = { _ in }) -> StateRecord? {
-        guard var record = jobs[id] else { return nil }
-        let old = record.job.state
+        guard let old = jobs[id]?.job.state else { return nil }
         precondition(old.canTransition(to: change.state), "illegal transition \(old) -> \(change.state)")
-        record.job.apply(change, now: now)
-        record.phase = .idle
+        // Changed where the dictionary holds it: a copy taken first would share the job's box,
+        // and the change would copy the whole job.
+        jobs[id]!.job.apply(change, now: now)
+        jobs[id]!.phase = .idle
+        let record = jobs[id]!
         track(record, from: old)
         var event = TransferEvent(.state, of: record.job)
         event.from = old
@@ -154,8 +156,6 @@ struct SchedulerCore {
             stateRecord.hook = PendingHook.forJob(record.job)
             if let batch = record.job.batch { batches.endSent(batch: batch) }
             forgetHostWait(id, host: record.route)
-        } else {
-            jobs[id] = record
         }
         unrecorded[stateRecord.token] = Unrecorded(id: id, event: event, ended: ended, hook: stateRecord.hook, acks: acks)
         actions.append(.record(stateRecord))
