@@ -22,7 +22,8 @@ final class SQLiteStatement {
     /// of converted values in between).
     func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // Bindings left from the last run matter only where this one binds fewer values.
+        if values.count < sqlite3_bind_parameter_count(handle) { sqlite3_clear_bindings(handle) }
         for (offset, value) in values.enumerated() {
             let code = value.sqliteValue.bind(to: handle, at: Int32(offset + 1))
             guard code == SQLITE_OK else { throw error(code) }
