@@ -323,11 +323,7 @@ import Testing
     }
 
     @Test func aPauseDuringFinalizeWaitsForItAndTheJobCompletes() {
-        var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
-        let id = JobID(rawValue: 1)
-        let report = makeReport(1, .completed, kept: 1000)
-        driver.send(.attemptEnded(id, report))
+        var (driver, id, report) = finishingJob()
         #expect(driver.finalizes.count == 1)
         let ack = driver.command(.pause, 1)
         #expect(driver.stops.isEmpty && driver.state(1) == .running, "a file being renamed is not stopped halfway")
@@ -337,11 +333,7 @@ import Testing
     }
 
     @Test func aPauseDuringAFinalizeThatFailsLeavesTheJobPausedWithItsBytes() {
-        var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
-        let id = JobID(rawValue: 1)
-        let report = makeReport(1, .completed, kept: 1000)
-        driver.send(.attemptEnded(id, report))
+        var (driver, id, report) = finishingJob()
         let ack = driver.command(.pause, 1)
         driver.send(.finalized(id, report, .failure(.io(path: "/d", operation: "rename", errno: 28))))
         #expect(driver.lastRecord(of: 1)?.change.state == .paused)
@@ -350,11 +342,7 @@ import Testing
     }
 
     @Test func aFinalizeShortOfDescriptorsKeepsTheBytesAndTriesAgain() {
-        var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
-        let id = JobID(rawValue: 1)
-        let report = makeReport(1, .completed, kept: 1000)
-        driver.send(.attemptEnded(id, report))
+        var (driver, id, report) = finishingJob()
         driver.send(.finalized(id, report, .failure(.fdShortage("cannot open the directory /d"))))
         let record = driver.lastRecord(of: 1)
         #expect(record?.change.state == .waiting && record?.change.waitReason == .descriptors)
@@ -363,11 +351,7 @@ import Testing
     }
 
     @Test func aFullDiskAtTheFinishPausesTheJobAsAnAttemptsWriteWould() {
-        var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
-        let id = JobID(rawValue: 1)
-        let report = makeReport(1, .completed, kept: 1000)
-        driver.send(.attemptEnded(id, report))
+        var (driver, id, report) = finishingJob()
         driver.send(.finalized(id, report, .failure(.diskFull(path: "/d/.f.transferd-part"))))
         let record = driver.lastRecord(of: 1)
         #expect(record?.change.state == .paused && record?.change.reason?.contains("disk full") == true)
@@ -375,11 +359,7 @@ import Testing
     }
 
     @Test func aChecksumMismatchDiscardsTheBytesEvenWithACancelPending() {
-        var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
-        let id = JobID(rawValue: 1)
-        let report = makeReport(1, .completed, kept: 1000)
-        driver.send(.attemptEnded(id, report))
+        var (driver, id, report) = finishingJob()
         let ack = driver.command(.cancel, 1)
         driver.send(.finalized(id, report, .failure(.checksumMismatch(expected: "a", actual: "b"))))
         let record = driver.lastRecord(of: 1)
@@ -524,4 +504,14 @@ import Testing
         #expect(throws: JobRefusal.self) { try JobChanges(retries: -1).applied(to: job) }
         #expect(JobChanges.allows(.failed) && !JobChanges.allows(.running) && !JobChanges.allows(.completed))
     }
+}
+
+/// A driver whose job 1 received all of its 1,000 bytes: its file is being finished.
+private func finishingJob() -> (driver: CoreDriver, id: JobID, report: AttemptReport) {
+    var driver = CoreDriver()
+    driver.send(.adopted(makeJob(1)))
+    let id = JobID(rawValue: 1)
+    let report = makeReport(1, .completed, kept: 1000)
+    driver.send(.attemptEnded(id, report))
+    return (driver, id, report)
 }
