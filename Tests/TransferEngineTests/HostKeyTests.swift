@@ -20,6 +20,7 @@ import Testing
         let foundation = try #require(HostKey.foundation(url))
         #expect(plain == foundation)
         #expect(HostKey.parse(url)?.key == "\(foundation.scheme)://\(foundation.host):\(foundation.port)")
+        #expect(HostKey.key(url) == HostKey.parse(url)?.key)
     }
 
     @Test(arguments: other) func anyOtherShapeIsLeftToFoundation(_ url: String) {
@@ -28,5 +29,6 @@ import Testing
             let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
             return "\(origin.scheme)://\(host):\(origin.port)"
         })
+        #expect(HostKey.key(url) == HostKey.parse(url)?.key)
     }
 }

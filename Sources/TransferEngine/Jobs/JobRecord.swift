@@ -52,7 +52,7 @@ struct JobRecord {
 
     init(job: Job, now: Timestamp) {
         box = JobBox(job)
-        host = HostKey.parse(job.serverURL)?.key ?? job.serverURL
+        host = HostKey.key(job.serverURL) ?? job.serverURL
         route = host + job.network.routeKey
         attemptLimit = Self.attemptLimit(after: job)
         lastProgress = now
@@ -65,7 +65,7 @@ struct JobRecord {
     mutating func modified(to changed: Job, now: Timestamp) {
         let retries = changed.maxRetries != job.maxRetries
         job = changed
-        host = HostKey.parse(changed.serverURL)?.key ?? changed.serverURL
+        host = HostKey.key(changed.serverURL) ?? changed.serverURL
         route = host + changed.network.routeKey
         if retries { renewRetryBudget(now: now) }
     }

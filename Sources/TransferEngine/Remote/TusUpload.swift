@@ -153,5 +153,5 @@ struct TusUpload: SessionMachine {
         return absolute
     }
 
-    private static func origin(_ url: String) -> String? { HostKey.parse(url)?.key }
+    private static func origin(_ url: String) -> String? { HostKey.key(url) }
 }
