@@ -123,6 +123,7 @@ public final class Scheduler {
         settings.maxActive = configuration.maxActive
         settings.maxPerHost = configuration.maxPerHost
         settings.noProgressMilliseconds = configuration.noProgressMilliseconds
+        settings.logLevel = logger.level
         core = SchedulerCore(settings: settings, seed: UInt64.random(in: .min ... .max))
         hookThreads = SyncPool(width: settings.maxHooks)
         self.store = store

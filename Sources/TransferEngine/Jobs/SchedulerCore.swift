@@ -13,6 +13,8 @@ struct SchedulerCore {
         /// A job that keeps no new byte for this long fails instead of retrying.
         var noProgressMilliseconds: Int64 = 30 * 60 * 1000
         var policy = RetryPolicy()
+        /// Log lines below this level are not even built (the daemon's `--log-level`).
+        var logLevel = Logger.Level.debug
     }
 
     let settings: Settings
@@ -271,8 +273,9 @@ struct SchedulerCore {
         }
     }
 
-    mutating func log(_ level: Logger.Level, _ message: String) {
-        actions.append(.log(level, message))
+    mutating func log(_ level: Logger.Level, _ message: @autoclosure () -> String) {
+        guard level >= settings.logLevel else { return }
+        actions.append(.log(level, message()))
     }
 
     mutating func appendAction(_ action: SchedulerAction) {
