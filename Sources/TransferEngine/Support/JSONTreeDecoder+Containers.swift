@@ -17,7 +17,7 @@ struct JSONTreeValueDecoder: Decoder, SingleValueDecodingContainer {
     /// Types `JSONDecoder` decodes its own way (with its strategies) are left to it.
     func unwrap<T: Decodable>(_ type: T.Type) throws -> T {
         if type == Data.self || type == Date.self || type == URL.self || type == Decimal.self {
-            throw unsupported()
+            throw state.leaveToJSONDecoder()
         }
         return try T(from: self)
     }
@@ -50,7 +50,7 @@ struct JSONTreeValueDecoder: Decoder, SingleValueDecodingContainer {
 
     func decode(_ type: Double.Type) throws -> Double { try floatingPoint() }
     /// Left to `JSONDecoder`: whether it rounds through a `Double` first is its own to say.
-    func decode(_ type: Float.Type) throws -> Float { throw unsupported() }
+    func decode(_ type: Float.Type) throws -> Float { throw state.leaveToJSONDecoder() }
     func decode(_ type: Int.Type) throws -> Int { try integer() }
     func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
     func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
@@ -66,23 +66,18 @@ struct JSONTreeValueDecoder: Decoder, SingleValueDecodingContainer {
     /// A plain integer in range; `1.0`, `1e3` or an overflow are `JSONDecoder`'s to judge.
     private func integer<T: FixedWidthInteger>() throws -> T {
         guard case .number(let text) = tree else { throw mismatch() }
-        guard let value = T(text) else { throw unsupported() }
+        guard let value = T(text) else { throw state.leaveToJSONDecoder() }
         return value
     }
 
     private func floatingPoint() throws -> Double {
         guard case .number(let text) = tree else { throw mismatch() }
-        guard let value = Double(text), value.isFinite else { throw unsupported() }
+        guard let value = Double(text), value.isFinite else { throw state.leaveToJSONDecoder() }
         return value
     }
 
     private func mismatch() -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "another type"))
-    }
-
-    func unsupported() -> DecodingError {
-        state.unsupported = true
-        return mismatch()
     }
 }
 
@@ -149,8 +144,8 @@ struct JSONTreeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try decoder(key).unkeyedContainer()
     }
 
-    func superDecoder() throws -> any Decoder { throw JSONTreeValueDecoder(.null, state).unsupported() }
-    func superDecoder(forKey key: Key) throws -> any Decoder { throw JSONTreeValueDecoder(.null, state).unsupported() }
+    func superDecoder() throws -> any Decoder { throw state.leaveToJSONDecoder() }
+    func superDecoder(forKey key: Key) throws -> any Decoder { throw state.leaveToJSONDecoder() }
 }
 
 /// An array's elements, in order.
@@ -206,5 +201,5 @@ struct JSONTreeUnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
 
-    mutating func superDecoder() throws -> any Decoder { throw JSONTreeValueDecoder(.null, state).unsupported() }
+    mutating func superDecoder() throws -> any Decoder { throw state.leaveToJSONDecoder() }
 }

@@ -45,7 +45,13 @@ enum JSONTree {
 /// Set when decoding met something `JSONDecoder` must decide (even where a `try?` in an
 /// `init(from:)` went on past it).
 final class JSONTreeState {
-    var unsupported = false
+    private(set) var unsupported = false
+
+    /// Marks the document as `JSONDecoder`'s and returns the error that stops this decoding.
+    func leaveToJSONDecoder() -> DecodingError {
+        unsupported = true
+        return DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "left to JSONDecoder"))
+    }
 }
 
 /// RFC 8259's grammar over bytes, strictly; nil for anything malformed or not taken on.
