@@ -43,9 +43,9 @@ final class SQLiteConnection {
     }
 
     /// Runs a statement with parameters, discarding any rows.
-    func run(_ sql: String, _ values: any SQLiteBindable...) throws(SQLiteError) {
+    func run<each Value: SQLiteBindable>(_ sql: String, _ values: repeat each Value) throws(SQLiteError) {
         let statement = try prepared(sql)
-        try statement.bind(values)
+        try statement.bind(repeat each values)
         defer { statement.reset() }
         while try statement.step() {}
     }

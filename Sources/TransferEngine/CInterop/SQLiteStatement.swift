@@ -21,13 +21,42 @@ final class SQLiteStatement {
     /// Resets the statement and binds `values` to parameters 1...n (each as it is read: no array
     /// of converted values in between).
     func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
-        sqlite3_reset(handle)
-        // Bindings left from the last run matter only where this one binds fewer values.
-        if values.count < sqlite3_bind_parameter_count(handle) { sqlite3_clear_bindings(handle) }
+        reset(binding: values.count)
         for (offset, value) in values.enumerated() {
-            let code = value.sqliteValue.bind(to: handle, at: Int32(offset + 1))
+            let code = value.bind(to: handle, at: Int32(offset + 1))
             guard code == SQLITE_OK else { throw error(code) }
         }
+    }
+
+    /// `bind` for a statement's values as they were written at the call (a parameter pack): each
+    /// binds itself, with neither an array nor a box per value.
+    func bind<each Value: SQLiteBindable>(_ values: repeat each Value) throws(SQLiteError) {
+        var count = 0
+        for _ in repeat each values { count += 1 }
+        reset(binding: count)
+        // An expansion, not a `for … in repeat each` loop: the loop's body stays generic (a
+        // witness call and a copy through the value's metadata per value), the expansion
+        // becomes one concrete call per value once the caller's types are known.
+        var index: Int32 = 0
+        var code = SQLITE_OK
+        repeat Self.bind(each values, to: handle, after: &index, unless: &code)
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// Binds `value` to the parameter after `index`, unless an earlier value failed (`code`).
+    @inline(__always)
+    private static func bind<Value: SQLiteBindable>(_ value: Value, to handle: OpaquePointer, after index: inout Int32,
+                                                    unless code: inout Int32) {
+        guard code == SQLITE_OK else { return }
+        index += 1
+        code = value.bind(to: handle, at: index)
+    }
+
+    /// Resets the statement for a run that binds `count` values; bindings left from the last run
+    /// matter only where this one binds fewer.
+    private func reset(binding count: Int) {
+        sqlite3_reset(handle)
+        if count < sqlite3_bind_parameter_count(handle) { sqlite3_clear_bindings(handle) }
     }
 
     /// Advances to the next row; false when done.

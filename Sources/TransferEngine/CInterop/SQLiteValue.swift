@@ -1,7 +1,8 @@
 import CTransferSupport
+import Glibc
 
 /// A value bound to a statement parameter.
-public enum SQLiteValue: Sendable, Equatable {
+enum SQLiteValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case text(String)
@@ -22,30 +23,61 @@ public enum SQLiteValue: Sendable, Equatable {
 }
 
 /// Swift values that bind as SQLite parameters.
-public protocol SQLiteBindable {
+protocol SQLiteBindable {
     var sqliteValue: SQLiteValue { get }
+    /// Binds the value to parameter `index` (1-based) of `statement`; SQLite's result code.
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32
 }
 
+extension SQLiteBindable {
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        sqliteValue.bind(to: statement, at: index)
+    }
+}
+
+// The common types bind themselves: a statement run with them (`SQLiteConnection.run`, a
+// parameter pack) builds no `SQLiteValue` and boxes nothing.
+
 extension Int64: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .integer(self) }
+    var sqliteValue: SQLiteValue { .integer(self) }
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self) }
 }
 
 extension Int: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, Int64(self)) }
 }
 
 extension Bool: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+    var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self ? 1 : 0) }
 }
 
 extension String: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .text(self) }
+    var sqliteValue: SQLiteValue { .text(self) }
+    /// Binds SQLite's copy of the text up to its first NUL, where the C string it was once
+    /// passed as ended, read in place (a String passed as a C string is copied into a temporary).
+    @inline(__always)
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        var text = self
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, SQLiteValue.transient) }
+            let length = memchr(base, 0, bytes.count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
+            return sqlite3_bind_text64(statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                       sqlite3_uint64(length), SQLiteValue.transient, UInt8(SQLITE_UTF8))
+        }
+    }
 }
 
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+    var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+    @inline(__always)
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        guard let self else { return sqlite3_bind_null(statement, index) }
+        return self.bind(to: statement, at: index)
+    }
 }
 
 extension SQLiteValue: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { self }
+    var sqliteValue: SQLiteValue { self }
 }
