@@ -112,11 +112,11 @@ func makeJob(_ id: Int64, state: JobState = .queued, kind: JobKind = .download, 
              priority: Priority = .normal, batch: Int64? = nil, maxRetries: Int = 3, attempts: Int = 0,
              bytesDone: Int64 = 0, onComplete: String? = nil, method: String? = nil) -> Job {
     let created = Timestamp(milliseconds: 999_000_000)
-    var job = Job(id: JobID(rawValue: id), kind: kind, state: state, stateReason: nil, url: "http://\(host):8080/f\(id)",
+    var job = Job(Job.Fields(id: JobID(rawValue: id), kind: kind, state: state, stateReason: nil, url: "http://\(host):8080/f\(id)",
                   path: kind == .download ? "/d/f\(id)" : "/s/f\(id)", headers: [], sha256: nil, overwrite: false,
                   priority: priority, batch: batch, limit: nil, maxRetries: maxRetries, bytesDone: bytesDone,
                   bytesTotal: nil, attempts: attempts, httpStatus: nil, error: nil, nextAttemptAt: nil, createdAt: created,
-                  updatedAt: created, finishedAt: nil, method: method ?? (kind == .upload ? "PUT" : nil), upload: nil)
+                  updatedAt: created, finishedAt: nil, method: method ?? (kind == .upload ? "PUT" : nil), upload: nil))
     job.onComplete = onComplete
     return job
 }

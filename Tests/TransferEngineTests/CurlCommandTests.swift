@@ -3,9 +3,9 @@ import Testing
 
 @Suite struct CurlCommandTests {
     func job(_ kind: JobKind, url: String, headers: [String] = [], method: String? = nil, upload: UploadSpec? = nil) -> Job {
-        var job = Job(id: JobID(rawValue: 1), kind: kind, state: .paused, url: url, path: kind == .download ? "/d/f.iso" : nil,
+        var job = Job(Job.Fields(id: JobID(rawValue: 1), kind: kind, state: .paused, url: url, path: kind == .download ? "/d/f.iso" : nil,
                       headers: headers, overwrite: false, priority: .normal, limit: 1024, maxRetries: 7, bytesDone: 0,
-                      attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+                      attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)))
         job.method = method
         job.upload = upload
         return job

@@ -8,11 +8,11 @@ import Testing
     let decision = FailureDecision(policy: RetryPolicy(), noProgressMilliseconds: 30 * 60 * 1000, stopping: false)
 
     func job(attempts: Int = 1, method: String? = nil, retryUnsafe: Bool = false, url: String = "http://h:8080/f") -> Job {
-        var job = Job(id: JobID(rawValue: 1), kind: method == nil ? .download : .upload, state: .running,
+        var job = Job(Job.Fields(id: JobID(rawValue: 1), kind: method == nil ? .download : .upload, state: .running,
                       stateReason: nil, url: url, path: "/d/f", headers: [], sha256: nil, overwrite: false,
                       priority: .normal, batch: nil, limit: nil, maxRetries: 3, bytesDone: 0, bytesTotal: nil,
                       attempts: attempts, httpStatus: nil, error: nil, nextAttemptAt: nil, createdAt: now,
-                      updatedAt: now, finishedAt: nil, method: method, upload: nil)
+                      updatedAt: now, finishedAt: nil, method: method, upload: nil))
         job.retryUnsafe = retryUnsafe
         return job
     }

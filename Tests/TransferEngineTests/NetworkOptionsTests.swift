@@ -139,9 +139,9 @@ import Testing
     // MARK: Redaction and the job JSON
 
     @Test func thePasswordAndTheProxysSecretsAreRedactedInTheJobJSON() throws {
-        var job = Job(id: JobID(rawValue: 1), kind: .download, state: .queued, url: "http://h/f", path: "/d/f", headers: [],
+        var job = Job(Job.Fields(id: JobID(rawValue: 1), kind: .download, state: .queued, url: "http://h/f", path: "/d/f", headers: [],
                       overwrite: false, priority: .normal, maxRetries: 7, bytesDone: 0, attempts: 0,
-                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)))
         job.network = NetworkOptions(proxy: "http://pu:proxy-s3cret@p:3128/?token=t0k", connectTimeout: 2.5, maxTime: 60,
                                      compressed: true, user: "alice", password: "user-s3cret", netrcFile: "/n",
                                      ipVersion: .v6, resolve: ["h:80:[::1]"])
@@ -162,9 +162,9 @@ import Testing
     }
 
     @Test func showCurlSaysItWithCurlsFlagsSecretsRedacted() {
-        var job = Job(id: JobID(rawValue: 1), kind: .download, state: .queued, url: "http://h/f", path: "/d/f", headers: [],
+        var job = Job(Job.Fields(id: JobID(rawValue: 1), kind: .download, state: .queued, url: "http://h/f", path: "/d/f", headers: [],
                       overwrite: false, priority: .normal, maxRetries: 7, bytesDone: 0, attempts: 0,
-                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)))
         job.network = NetworkOptions(proxy: "http://pu:pp@p:3128", noProxy: "127.0.0.1,.local", connectTimeout: 2.5, maxTime: 60,
                                      compressed: true, user: "alice", password: "pw", netrcFile: "/n", ipVersion: .v4,
                                      resolve: ["h:80:127.0.0.1", "h:443:[::1]"])
@@ -226,9 +226,9 @@ import Testing
         state.decoded = true
         #expect(state.reasonToStartOver(current: current) == .decoded)
         #expect(StartOverReason.decoded.rawValue == "content_decoded")
-        let exported = ResumeData(job: Job(id: JobID(rawValue: 1), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
+        let exported = ResumeData(job: Job(Job.Fields(id: JobID(rawValue: 1), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
                                            headers: [], overwrite: false, priority: .normal, maxRetries: 7, bytesDone: 100,
-                                           attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)),
+                                           attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))),
                                   state: state)
         #expect(exported.bytesReceived == 0, "resume data offers no bytes to continue by a range")
     }

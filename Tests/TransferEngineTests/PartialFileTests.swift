@@ -100,9 +100,9 @@ import Testing
 
 @Suite struct ResumeDataTests {
     @Test func documentRoundTripsWithEveryKey() throws {
-        let job = Job(id: JobID(rawValue: 3), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
+        let job = Job(Job.Fields(id: JobID(rawValue: 3), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
                       headers: ["X: 1"], overwrite: false, priority: .normal, maxRetries: 7, bytesDone: 10,
-                      attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+                      attempts: 1, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)))
         let state = ResumeState(partialPath: "/d/.f.transferd-part", bytesDurable: 10,
                                 validators: Validators(etag: nil, lastModified: "Sun"), bytesTotal: nil)
         let document = ResumeData(job: job, state: state)
@@ -115,10 +115,10 @@ import Testing
     }
 
     @Test func exportsNoSecretHeaders() {
-        let job = Job(id: JobID(rawValue: 1), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
+        let job = Job(Job.Fields(id: JobID(rawValue: 1), kind: .download, state: .paused, url: "http://h/f", path: "/d/f",
                       headers: ["Authorization: Bearer s3cret", "X-Keep: 1", "Cookie: c=1"], overwrite: false,
                       priority: .normal, maxRetries: 7, bytesDone: 0, attempts: 1,
-                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+                      createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)))
         let document = ResumeData(job: job, state: ResumeState(partialPath: "/d/.f.transferd-part"))
         #expect(document.headers == ["X-Keep: 1"])
     }
@@ -140,10 +140,10 @@ import Testing
     }
 
     @Test func jobJSONHasTheSpecKeysAndNulls() throws {
-        let job = Job(id: JobID(rawValue: 3), kind: .download, state: .queued, url: "http://h/f", path: "/d/f",
+        let job = Job(Job.Fields(id: JobID(rawValue: 3), kind: .download, state: .queued, url: "http://h/f", path: "/d/f",
                       headers: ["Cookie: secret=1"], overwrite: false, priority: .high, maxRetries: 7, bytesDone: 0,
                       attempts: 0, createdAt: Timestamp(rawValue: 1_800_000_000_000),
-                      updatedAt: Timestamp(rawValue: 1_800_000_000_000))
+                      updatedAt: Timestamp(rawValue: 1_800_000_000_000)))
         let data = try JSONEncoder().encode(job)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         for key in ["id", "kind", "state", "url", "path", "bytesDone", "bytesTotal", "attempts", "httpStatus", "error",

@@ -6,9 +6,9 @@ import Testing
     let directory = TemporaryDirectory()
 
     private func job(_ state: JobState, onComplete: String? = "c", onFail: String? = "f") -> Job {
-        var job = Job(id: JobID(rawValue: 7), kind: .download, state: state, url: "https://u:secret@h/x", path: "/d/x",
+        var job = Job(Job.Fields(id: JobID(rawValue: 7), kind: .download, state: state, url: "https://u:secret@h/x", path: "/d/x",
                       headers: [], overwrite: false, priority: .normal, batch: 3, maxRetries: 0, bytesDone: 10,
-                      attempts: 1, createdAt: .now, updatedAt: .now)
+                      attempts: 1, createdAt: .now, updatedAt: .now))
         job.onComplete = onComplete
         job.onFail = onFail
         job.httpStatus = state == .failed ? 404 : 200

@@ -69,9 +69,9 @@ import Testing
     }
 
     @Test func theJobJSONIsRedactedButTheJobIsNot() throws {
-        var job = Job(id: JobID(rawValue: 1), kind: .upload, state: .queued, url: "https://h/u?sig=S1", path: nil,
+        var job = Job(Job.Fields(id: JobID(rawValue: 1), kind: .upload, state: .queued, url: "https://h/u?sig=S1", path: nil,
                       headers: ["Cookie: c=S2"], overwrite: false, priority: .normal, maxRetries: 1, bytesDone: 0,
-                      attempts: 0, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0))
+                      attempts: 0, createdAt: Timestamp(rawValue: 0), updatedAt: Timestamp(rawValue: 0)))
         job.upload = UploadSpec(boundary: "b", form: [.field(name: "password", value: "S3")])
         let json = String(decoding: try JSONEncoder().encode(job), as: UTF8.self)
         for secret in ["S1", "S2", "S3"] { #expect(!json.contains(secret)) }

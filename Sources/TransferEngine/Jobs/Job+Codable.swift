@@ -1,6 +1,6 @@
 /// The job JSON of SPEC.md: camelCase keys, every key present (null when unknown), secrets
 /// redacted (`Redaction`): the daemon keeps jobs in its store, never as this JSON.
-extension Job: Codable {
+extension Job.Fields: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, kind, state, stateReason, url, path, outputDir, partialPath, headers, sha256, overwrite, onExists, bytesDone,
              bytesTotal, attempts, maxRetries, httpStatus, error, priority, batch, limit, nextAttemptAt,
@@ -97,5 +97,15 @@ extension Job: Codable {
         waitReason = try container.decodeIfPresent(WaitReason.self, forKey: .waitReason)
         idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)
         retryUnsafe = try container.decodeIfPresent(Bool.self, forKey: .retryUnsafe) ?? false
+    }
+}
+
+extension Job: Codable {
+    public init(from decoder: Decoder) throws {
+        self.init(try Fields(from: decoder))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        try fields.encode(to: encoder)
     }
 }

@@ -1,4 +1,4 @@
-extension Job {
+extension Job.Fields {
     /// Applies a state change to the in-memory copy, as `JobStore.setState` does to the row.
     mutating func apply(_ change: StateChange, now: Timestamp = .now) {
         state = change.state
@@ -12,5 +12,12 @@ extension Job {
         finishedAt = change.state.hasEnded ? now : nil
         if change.state == .running, startedAt == nil { startedAt = now }
         updatedAt = now
+    }
+}
+
+extension Job {
+    /// `Fields.apply`: the job's copy of a state change.
+    mutating func apply(_ change: StateChange, now: Timestamp = .now) {
+        fields.apply(change, now: now)
     }
 }

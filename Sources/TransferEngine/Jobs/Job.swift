@@ -1,88 +1,134 @@
-/// A job as the store keeps it and clients see it. Thread: a value; any.
+/// A job as the store keeps it and clients see it: its `Fields`, read and changed as if they
+/// were its own properties, kept in one box that copies share. The decision core, its events
+/// and actions, the store's queue and the finishing groups hand jobs to each other at nearly
+/// every step of a transfer, and the fields are some seventy, half of them counted references:
+/// each copy retained them all, then released them (twenty-five copies for each small download,
+/// `bench/instructions.sh`). A copy is now one retain, and a change copies the fields only
+/// while another copy shares them. Thread: a value; any.
+@dynamicMemberLookup
 public struct Job: Equatable, Sendable {
-    public var id: JobID
-    public var kind: JobKind
-    public var state: JobState
-    /// Why the job is in its state (for example `paused by user`, `retry in 4 s`), when known.
-    public var stateReason: String?
-    public var url: String
-    public var path: String?
-    /// A download into a directory: where it goes, its name chosen from the server's answer
-    /// (`ServerFileName`); `path` is nil until then.
-    public var outputDirectory: String?
-    public var headers: [String]
-    public var sha256: String?
-    public var overwrite: Bool
-    /// What to do when the destination exists (`overwrite` says `.overwrite` too).
-    public var onExists: OnExists = .fail
-    public var priority: Priority
-    public var batch: Int64?
-    public var limit: Int64?
-    public var maxRetries: Int
-    public var bytesDone: Int64
-    public var bytesTotal: Int64?
-    public var attempts: Int
-    public var httpStatus: Int?
-    public var error: JobError?
-    public var nextAttemptAt: Timestamp?
-    public var createdAt: Timestamp
-    public var updatedAt: Timestamp
-    public var finishedAt: Timestamp?
-    /// When its first attempt began (nil until one has).
-    public var startedAt: Timestamp?
-    /// While it transfers: bytes per second, smoothed over the last seconds, and the seconds
-    /// left at that rate (nil when the size is unknown). Not stored: the engine's measure.
-    public var rate: Int64?
-    public var etaSeconds: Int64?
-    /// Uploads: the request method and what the body is made of.
-    public var method: String?
-    public var upload: UploadSpec?
-    public var tls = TLSOptions()
-    /// How its attempts reach the server: proxy, timeouts, compression, credentials, addresses.
-    public var network = NetworkOptions()
-    /// A tus or S3 job: the protocol and its settings (nil: plain HTTP).
-    public var remote: RemoteOptions?
-    /// The manifest key that queued it, unique within its batch.
-    public var key: String?
-    /// Run before each attempt: its output lines (`Name: value`) are added to that attempt's
-    /// request (`HeaderCommand`).
-    public var headerCommand: String?
-    /// Commands run when the job completes or fails (see Hooks).
-    public var onComplete: String?
-    public var onFail: String?
-    /// The umask of the client that queued it: a download's new file and directories follow it.
-    public var umask: Int?
-    /// A download whose body passes this many bytes fails with `too_large` (nil: the daemon's).
-    public var maxFilesize: Int64?
-    /// Why it waits, while `waiting`.
-    public var waitReason: WaitReason?
-    /// POST uploads: the `Idempotency-Key` every attempt sends (nil when the user gave one).
-    public var idempotencyKey: String?
-    /// POST uploads: retry even when the server may have acted on the request (`--retry-unsafe`).
-    public var retryUnsafe = false
+    public struct Fields: Equatable, Sendable {
+        public var id: JobID
+        public var kind: JobKind
+        public var state: JobState
+        /// Why the job is in its state (for example `paused by user`, `retry in 4 s`), when known.
+        public var stateReason: String?
+        public var url: String
+        public var path: String?
+        /// A download into a directory: where it goes, its name chosen from the server's answer
+        /// (`ServerFileName`); `path` is nil until then.
+        public var outputDirectory: String?
+        public var headers: [String]
+        public var sha256: String?
+        public var overwrite: Bool
+        /// What to do when the destination exists (`overwrite` says `.overwrite` too).
+        public var onExists: OnExists = .fail
+        public var priority: Priority
+        public var batch: Int64?
+        public var limit: Int64?
+        public var maxRetries: Int
+        public var bytesDone: Int64
+        public var bytesTotal: Int64?
+        public var attempts: Int
+        public var httpStatus: Int?
+        public var error: JobError?
+        public var nextAttemptAt: Timestamp?
+        public var createdAt: Timestamp
+        public var updatedAt: Timestamp
+        public var finishedAt: Timestamp?
+        /// When its first attempt began (nil until one has).
+        public var startedAt: Timestamp?
+        /// While it transfers: bytes per second, smoothed over the last seconds, and the seconds
+        /// left at that rate (nil when the size is unknown). Not stored: the engine's measure.
+        public var rate: Int64?
+        public var etaSeconds: Int64?
+        /// Uploads: the request method and what the body is made of.
+        public var method: String?
+        public var upload: UploadSpec?
+        public var tls = TLSOptions()
+        /// How its attempts reach the server: proxy, timeouts, compression, credentials, addresses.
+        public var network = NetworkOptions()
+        /// A tus or S3 job: the protocol and its settings (nil: plain HTTP).
+        public var remote: RemoteOptions?
+        /// The manifest key that queued it, unique within its batch.
+        public var key: String?
+        /// Run before each attempt: its output lines (`Name: value`) are added to that attempt's
+        /// request (`HeaderCommand`).
+        public var headerCommand: String?
+        /// Commands run when the job completes or fails (see Hooks).
+        public var onComplete: String?
+        public var onFail: String?
+        /// The umask of the client that queued it: a download's new file and directories follow it.
+        public var umask: Int?
+        /// A download whose body passes this many bytes fails with `too_large` (nil: the daemon's).
+        public var maxFilesize: Int64?
+        /// Why it waits, while `waiting`.
+        public var waitReason: WaitReason?
+        /// POST uploads: the `Idempotency-Key` every attempt sends (nil when the user gave one).
+        public var idempotencyKey: String?
+        /// POST uploads: retry even when the server may have acted on the request (`--retry-unsafe`).
+        public var retryUnsafe = false
 
-    /// Failed at start because its stored row could not run (`InvalidJob`): it is not retried.
-    public var isQuarantined: Bool { state == .failed && error?.code == InvalidJob.code }
+        /// Failed at start because its stored row could not run (`InvalidJob`): it is not retried.
+        public var isQuarantined: Bool { state == .failed && error?.code == InvalidJob.code }
 
-    /// The URL with any secret replaced, for logs and events.
-    public var displayURL: String { Redaction.url(url) }
+        /// The URL with any secret replaced, for logs and events.
+        public var displayURL: String { Redaction.url(url) }
 
-    /// The headers every attempt sends: the user's, and the job's Idempotency-Key.
-    public var requestHeaders: [String] {
-        headers + (idempotencyKey.map { [IdempotencyKey.header($0)] } ?? [])
+        /// The headers every attempt sends: the user's, and the job's Idempotency-Key.
+        public var requestHeaders: [String] {
+            headers + (idempotencyKey.map { [IdempotencyKey.header($0)] } ?? [])
+        }
+
+        /// The partial file a download writes before it is complete: a hidden sibling of the
+        /// destination, so the final rename never crosses filesystems.
+        public var partialPath: String? {
+            guard kind == .download else { return nil }
+            // Named by the server: a name the job's id gives, decided before the server's is known.
+            if let outputDirectory { return PartialFile.partialPath(in: outputDirectory, job: id) }
+            return path.map(PartialFile.partialPath(for:))
+        }
+
+        /// What happens when the destination exists, `--overwrite` included.
+        public var existing: OnExists { overwrite ? .overwrite : onExists }
     }
 
-    /// The partial file a download writes before it is complete: a hidden sibling of the
-    /// destination, so the final rename never crosses filesystems.
-    public var partialPath: String? {
-        guard kind == .download else { return nil }
-        // Named by the server: a name the job's id gives, decided before the server's is known.
-        if let outputDirectory { return PartialFile.partialPath(in: outputDirectory, job: id) }
-        return path.map(PartialFile.partialPath(for:))
+    private var box: Box
+
+    public init(_ fields: Fields) {
+        box = Box(fields)
     }
 
-    /// What happens when the destination exists, `--overwrite` included.
-    public var existing: OnExists { overwrite ? .overwrite : onExists }
+    /// The fields themselves; a change copies them first if another job shares them.
+    public var fields: Fields {
+        _read { yield box.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            yield &box.fields
+        }
+    }
+
+    public subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
+        box.fields[keyPath: field]
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+        get { box.fields[keyPath: field] }
+        _modify { yield &fields[keyPath: field] }
+    }
+
+    public static func == (lhs: Job, rhs: Job) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
+
+    /// Changed only through `fields`, and only while no other job holds it.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
 }
 
 /// What a client asks the daemon to queue.

@@ -17,18 +17,8 @@ struct JobRecord {
         case claiming(acks: [CommandAck])
     }
 
-    /// The job, boxed: the core reads a record out of its dictionary at nearly every event, and
-    /// a `Job` is some seventy fields, half of them counted references — each such read copied
-    /// them all (retained, then released). Now a read is one retain, and a change copies the
-    /// job only while another copy of the record shares its box.
-    var job: Job {
-        _read { yield box.job }
-        _modify {
-            if !isKnownUniquelyReferenced(&box) { box = JobBox(box.job) }
-            yield &box.job
-        }
-    }
-    private var box: JobBox
+    /// The job (its fields shared with its copies until one changes: `Job`).
+    var job: Job
     var phase = Phase.idle
     /// `scheme://host:port`: what the per-host cap counts.
     private(set) var host: String
@@ -51,7 +41,7 @@ struct JobRecord {
     var startToken: Int?
 
     init(job: Job, now: Timestamp) {
-        box = JobBox(job)
+        self.job = job
         host = HostKey.key(job.serverURL) ?? job.serverURL
         route = host + job.network.routeKey
         attemptLimit = Self.attemptLimit(after: job)
@@ -94,14 +84,5 @@ struct JobRecord {
     /// Saturating: the store's checks keep both counts small, and nothing here may trap if one slips.
     private static func attemptLimit(after job: Job) -> Int {
         job.attempts.saturatingAdd(job.maxRetries).saturatingAdd(1)
-    }
-}
-
-/// A job's one copy shared by the copies of its record (`JobRecord.job`).
-private final class JobBox {
-    var job: Job
-
-    init(_ job: Job) {
-        self.job = job
     }
 }

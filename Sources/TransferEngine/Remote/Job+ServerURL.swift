@@ -1,4 +1,4 @@
-extension Job {
+extension Job.Fields {
     /// The URL its requests go to: the job's own, or for an S3 job its object's at the endpoint
     /// (AWS itself when none is named): what per-host limits and offline probes count by.
     public var serverURL: String {

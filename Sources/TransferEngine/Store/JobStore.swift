@@ -62,7 +62,7 @@ public final class JobStore {
             .map { try JobStore.json($0) }
         let remoteJSON = try new.remote.map { try JobStore.json($0) }
         // The job as its row holds it, each column decided here once (its id once inserted).
-        var job = Job(inserted: new, maxRetries: maxRetries, upload: upload, bytesDone: resume?.bytesDurable ?? 0,
+        var job = Job.Fields(inserted: new, maxRetries: maxRetries, upload: upload, bytesDone: resume?.bytesDurable ?? 0,
                       bytesTotal: resume?.bytesTotal ?? bytesTotal, key: key, now: now)
         return try connection.transaction {
             var claimed: String?
@@ -89,8 +89,8 @@ public final class JobStore {
                 return stored
             }
             // The row as just written, without reading it back (a fifth of a manifest's queueing).
-            assert((try? self.job(job.id)) == job, "job \(job.id) as inserted is not the job as stored")
-            return job
+            assert((try? self.job(job.id)) == Job(job), "job \(job.id) as inserted is not the job as stored")
+            return Job(job)
         }
     }
 
@@ -441,7 +441,7 @@ public final class JobStore {
     }
 }
 
-private extension Job {
+private extension Job.Fields {
     /// The job a new row holds, as `JobRow` reads it back (`insert` asserts that it does); its
     /// id is given once the row is inserted.
     init(inserted new: NewJob, maxRetries: Int, upload: UploadSpec?, bytesDone: Int64, bytesTotal: Int64?,
