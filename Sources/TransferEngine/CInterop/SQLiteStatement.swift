@@ -29,27 +29,18 @@ final class SQLiteStatement {
     }
 
     /// `bind` for a statement's values as they were written at the call (a parameter pack): each
-    /// binds itself, with neither an array nor a box per value.
+    /// binds itself, with neither an array nor a box per value. (The loop is not specialized
+    /// value by value even so: each still goes through its protocol witness.)
     func bind<each Value: SQLiteBindable>(_ values: repeat each Value) throws(SQLiteError) {
         var count = 0
         for _ in repeat each values { count += 1 }
         reset(binding: count)
-        // An expansion, not a `for … in repeat each` loop: the loop's body stays generic (a
-        // witness call and a copy through the value's metadata per value), the expansion
-        // becomes one concrete call per value once the caller's types are known.
         var index: Int32 = 0
-        var code = SQLITE_OK
-        repeat Self.bind(each values, to: handle, after: &index, unless: &code)
-        guard code == SQLITE_OK else { throw error(code) }
-    }
-
-    /// Binds `value` to the parameter after `index`, unless an earlier value failed (`code`).
-    @inline(__always)
-    private static func bind<Value: SQLiteBindable>(_ value: Value, to handle: OpaquePointer, after index: inout Int32,
-                                                    unless code: inout Int32) {
-        guard code == SQLITE_OK else { return }
-        index += 1
-        code = value.bind(to: handle, at: index)
+        for value in repeat each values {
+            index += 1
+            let code = value.bind(to: handle, at: index)
+            guard code == SQLITE_OK else { throw error(code) }
+        }
     }
 
     /// Resets the statement for a run that binds `count` values; bindings left from the last run

@@ -55,8 +55,8 @@ extension Bool: SQLiteBindable {
 
 extension String: SQLiteBindable {
     var sqliteValue: SQLiteValue { .text(self) }
-    /// Binds SQLite's copy of the text up to its first NUL, where the C string it was once
-    /// passed as ended, read in place (a String passed as a C string is copied into a temporary).
+    /// Binds SQLite's copy of the text, read in place, up to its first NUL: where it ended when
+    /// it was passed as a C string.
     @inline(__always)
     func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
         var text = self
