@@ -13,8 +13,8 @@ enum SQLiteValue: Sendable, Equatable {
     func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
         switch self {
         case .null: sqlite3_bind_null(statement, index)
-        case .integer(let value): sqlite3_bind_int64(statement, index, value)
-        case .text(let value): sqlite3_bind_text(statement, index, value, -1, Self.transient)
+        case .integer(let value): value.bind(to: statement, at: index)
+        case .text(let value): value.bind(to: statement, at: index)
         case .blob(let bytes):
             bytes.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
                                                       Int32($0.count), Self.transient) }
@@ -27,12 +27,6 @@ protocol SQLiteBindable {
     var sqliteValue: SQLiteValue { get }
     /// Binds the value to parameter `index` (1-based) of `statement`; SQLite's result code.
     func bind(to statement: OpaquePointer, at index: Int32) -> Int32
-}
-
-extension SQLiteBindable {
-    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
-        sqliteValue.bind(to: statement, at: index)
-    }
 }
 
 // The common types bind themselves: a statement run with them (`SQLiteConnection.run`, a

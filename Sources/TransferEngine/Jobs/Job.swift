@@ -1,10 +1,11 @@
 /// A job as the store keeps it and clients see it: its `Fields`, read and changed as if they
 /// were its own properties, kept in one box that copies share. The decision core, its events
 /// and actions, the store's queue and the finishing groups hand jobs to each other at nearly
-/// every step of a transfer, and the fields are some forty, several of them structs of their own
-/// and half of them counted references: each copy retained them all, then released them
-/// (twenty-five copies for each small download, `bench/instructions.sh`). A copy is now one retain, and a change copies the fields only
-/// while another copy shares them. Thread: a value; any.
+/// every step of a transfer, and the fields are some forty, several of them structs of their
+/// own and half of them counted references: each copy retained them all, then released them
+/// (twenty-five copies for each small download, `bench/instructions.sh`). A copy is now one
+/// retain, and a change copies the fields only while another copy shares them. Thread: a
+/// value; any.
 @dynamicMemberLookup
 public struct Job: Equatable, Sendable {
     public struct Fields: Equatable, Sendable {
