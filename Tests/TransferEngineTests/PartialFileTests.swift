@@ -62,8 +62,36 @@ import Testing
         #expect(throws: TransferError.destinationExists(path: destination)) {
             try file.moveIntoPlace(destination, replacing: false)
         }
+        #expect(try mode(of: file.path) == 0o600, "a partial file stays owner-only when its rename is refused")
+        #expect(FileManager.default.contents(atPath: destination) == Data("old".utf8))
         try file.moveIntoPlace(destination, replacing: true)
         #expect(FileManager.default.contents(atPath: destination) == Data())
+    }
+
+    @Test func neverRenamesOntoADirectory() throws {
+        let destination = directory.file("a-directory")
+        try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: false)
+        for replacing in [false, true] {
+            let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+            #expect(throws: TransferError.notRegularFile(path: destination)) {
+                try file.moveIntoPlace(destination, replacing: replacing)
+            }
+            #expect(PartialFile.existing(at: destination)?.isDirectory == true)
+        }
+    }
+
+    @Test func aNewFileGetsItsModeAtTheRename() throws {
+        let destination = directory.file("new-mode")
+        let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+        #expect(try mode(of: file.path) == 0o600)
+        try file.moveIntoPlace(destination, replacing: false, mode: 0o640)
+        #expect(try mode(of: destination) == 0o640)
+    }
+
+    private func mode(of path: String) throws -> mode_t {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TransferError.io(path: path, operation: "stat", errno: errno) }
+        return info.st_mode & 0o7777
     }
 
     @Test func doesNotFollowASymlinkAtThePartialPath() throws {

@@ -43,6 +43,9 @@ public final class PartialFile: @unchecked Sendable {
         (directory.hasSuffix("/") ? directory : directory + "/") + ".transferd-job-\(job).transferd-part"
     }
 
+    /// A partial file's mode until it is moved into place.
+    static let ownerOnly: mode_t = 0o600
+
     /// Opens (creating it owner-only, and the directories it needs with `directoryMode`) without
     /// following a symlink planted at `path`, and takes its lock (`busy` when another process
     /// holds it). A file someone else planted there is never adopted: it is replaced by a new,
@@ -50,7 +53,7 @@ public final class PartialFile: @unchecked Sendable {
     /// it is moved into place.
     public init(path: String, directoryMode: mode_t = 0o755) throws(TransferError) {
         self.path = path
-        let create = { RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT, 0o600) } }
+        let create = { RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT, Self.ownerOnly) } }
         var fd = create()
         // Its directories are made only when missing: a mkdir of each one for every file would
         // cost a batch of small files one failing system call per path component per file.
@@ -71,7 +74,7 @@ public final class PartialFile: @unchecked Sendable {
             guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else {
                 throw Self.error(path: path, operation: "remove", errno: errno)
             }
-            fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o600) }
+            fd = RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, Self.ownerOnly) }
             guard fd >= 0, fstat(fd, &info) == 0 else {
                 let code = errno
                 if fd >= 0 { close(fd) }
@@ -199,20 +202,34 @@ public final class PartialFile: @unchecked Sendable {
     /// for the files it finishes together).
     public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
         try writeDeferred()
+        guard replacing else { return try moveToNewPlace(destination, mode: mode) }
         var existing = stat()
         if RawPath.withCString(destination, { lstat($0, &existing) }) == 0 {
             guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
-            if replacing { fchmod(descriptor, existing.st_mode & 0o7777) }
+            fchmod(descriptor, existing.st_mode & 0o7777)
         } else {
             fchmod(descriptor, mode)
         }
+        let status = RawPath.withCString(path) { from in RawPath.withCString(destination) { to in rename(from, to) } }
+        guard status == 0 else { throw Self.error(path: destination, operation: "rename into", errno: errno) }
+    }
+
+    /// The rename of a file that may not replace anything: nothing is looked up first (the
+    /// destination is almost always new); what is there is looked at only when the rename finds
+    /// something, and the partial file gets its own mode back.
+    private func moveToNewPlace(_ destination: String, mode: mode_t) throws(TransferError) {
+        fchmod(descriptor, mode)
         let status = RawPath.withCString(path) { from in
-            RawPath.withCString(destination) { to in replacing ? rename(from, to) : FileSystem.renameNoReplace(from, to) }
+            RawPath.withCString(destination) { to in FileSystem.renameNoReplace(from, to) }
         }
-        guard status == 0 else {
-            if errno == EEXIST { throw TransferError.destinationExists(path: destination) }
-            throw Self.error(path: destination, operation: "rename into", errno: errno)
+        guard status != 0 else { return }
+        let code = errno
+        fchmod(descriptor, Self.ownerOnly)
+        guard code == EEXIST else { throw Self.error(path: destination, operation: "rename into", errno: code) }
+        if let existing = Self.existing(at: destination), !existing.isRegularFile {
+            throw TransferError.notRegularFile(path: destination)
         }
+        throw TransferError.destinationExists(path: destination)
     }
 
     public static func remove(_ path: String) {
