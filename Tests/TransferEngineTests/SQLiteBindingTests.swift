@@ -1,8 +1,8 @@
 import Testing
 @testable import TransferEngine
 
-/// What `run` (a parameter pack, each value binding itself) stores, against what a value's
-/// `SQLiteValue` binds: the same rows, read back by SQLite.
+/// What `run` (a parameter pack) stores, against what `query` (an array of `any SQLiteBindable`)
+/// stores for the same values: the same rows, read back by SQLite.
 @Suite struct SQLiteBindingTests {
     let directory = TemporaryDirectory()
 
@@ -17,7 +17,7 @@ import Testing
         try connection.query("SELECT typeof(v) || ':' || coalesce(hex(v), '') FROM t WHERE n = ?", [n]) { $0.text() }.first
     }
 
-    @Test func eachTypeBindsAsItsSQLiteValueDoes() throws {
+    @Test func eachTypeBindsAlikeInAPackAndInAnArray() throws {
         let connection = try connection()
         let text: String? = "dé/jà vu, a string longer than a small one fits"
         let none: String? = nil
@@ -31,7 +31,7 @@ import Testing
         let boxed: [(Int, any SQLiteBindable)] = [(11, Int64.min), (12, true), (13, text), (14, none), (15, Int?.some(42)),
                                                   (16, ""), (17, "short")]
         for (n, value) in boxed {
-            _ = try connection.query("INSERT INTO t VALUES (?, ?)", [n, value.sqliteValue]) { _ in () }
+            _ = try connection.query("INSERT INTO t VALUES (?, ?)", [n, value]) { _ in () }
         }
         for n in 1...7 {
             let packed = try stored(connection, n)

@@ -37,12 +37,12 @@ struct JobRow {
         for source in upload?.sources ?? [] { check.check(source.size, "upload", NumericLimits.bytes) }
         let tls = check.json(row.optionalText(), TLSOptions.self, "tls")
         job = Job(Job.Fields(id: JobID(rawValue: rawID), kind: kind, state: state, stateReason: reason, url: url, path: path,
-                  headers: headers, sha256: sha256, overwrite: overwrite, priority: priority,
-                  batch: batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone,
-                  bytesTotal: bytesTotal, attempts: attempts, httpStatus: httpStatus,
-                  error: errorCode.map { JobError(code: $0, message: errorMessage ?? "") },
-                  nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
-                  finishedAt: finishedAt, method: method, upload: upload))
+                             headers: headers, sha256: sha256, overwrite: overwrite, priority: priority,
+                             batch: batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone,
+                             bytesTotal: bytesTotal, attempts: attempts, httpStatus: httpStatus,
+                             error: errorCode.map { JobError(code: $0, message: errorMessage ?? "") },
+                             nextAttemptAt: nextAttemptAt, createdAt: createdAt, updatedAt: updatedAt,
+                             finishedAt: finishedAt, method: method, upload: upload))
         job.tls = tls ?? TLSOptions()
         job.key = row.optionalText()
         job.onComplete = row.optionalText()

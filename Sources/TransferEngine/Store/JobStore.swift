@@ -63,7 +63,7 @@ public final class JobStore {
         let remoteJSON = try new.remote.map { try JobStore.json($0) }
         // The job as its row holds it, each column decided here once (its id once inserted).
         var job = Job.Fields(inserted: new, maxRetries: maxRetries, upload: upload, bytesDone: resume?.bytesDurable ?? 0,
-                      bytesTotal: resume?.bytesTotal ?? bytesTotal, key: key, now: now)
+                             bytesTotal: resume?.bytesTotal ?? bytesTotal, key: key, now: now)
         return try connection.transaction {
             var claimed: String?
             if new.kind == .download, let wanted = new.path {
@@ -372,7 +372,7 @@ public final class JobStore {
     public func saveResponse(_ id: JobID, _ response: UploadResponse) throws {
         let headers = try JobStore.json(response.headers)
         try connection.run("INSERT OR REPLACE INTO upload_responses (job_id, status, headers, body, truncated) VALUES (?, ?, ?, ?, ?)",
-                           id.rawValue, response.status, headers, SQLiteValue.blob(response.body), response.truncated)
+                           id.rawValue, response.status, headers, SQLiteBlob(response.body), response.truncated)
     }
 
     public func response(_ id: JobID) throws -> UploadResponse? {
