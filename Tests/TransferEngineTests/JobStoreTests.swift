@@ -59,6 +59,20 @@ import Testing
         #expect(try store.job(JobID(rawValue: 999)) == nil)
     }
 
+    @Test func anUploadsResponseIsKeptByteForByte() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let id = try store.insert(newJob("up"), maxRetries: 3, resume: nil).id
+        let body: [UInt8] = [0, 1, 0x7f, 0x80, 0xff, 0]  // NULs and bytes that are no UTF-8
+        try store.saveResponse(id, UploadResponse(status: 201, headers: ["Location: /u/1"], body: body, truncated: true))
+        let kept = try store.response(id)
+        #expect(kept?.status == 201)
+        #expect(kept?.headers == ["Location: /u/1"])
+        #expect(kept?.body == body)
+        #expect(kept?.truncated == true)
+        try store.saveResponse(id, UploadResponse(status: 200, headers: [], body: [], truncated: false))
+        #expect(try store.response(id)?.body == [])
+    }
+
     @Test func recordsStateChangesAttemptsAndResumeData() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
