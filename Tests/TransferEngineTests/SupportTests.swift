@@ -173,6 +173,46 @@ import Testing
     }
 }
 
+@Suite struct ISO8601Tests {
+    /// Milliseconds from 1900 to 2200, and the last one of year 9999. (Before 1582 Foundation
+    /// counts days in the Julian calendar; ISO 8601, and this, in the Gregorian.)
+    private static func instants() -> [Int64] {
+        var generator = SplitMix64(seed: 8601)
+        let span = UInt64(9_467_280_000_000)  // 300 years of milliseconds
+        return [0, -1, 1, 999, -1000, 951_782_400_000, 253_402_300_799_999, -2_208_988_800_000]
+            + (0..<3000).map { _ in Int64(generator.next() % span) - 2_208_988_800_000 }
+    }
+
+    /// Foundation's format agrees to the second; its fraction is the `Double`'s, truncated, and
+    /// half the time one millisecond short (`.849` for 850 ms), which then read back a millisecond
+    /// early. The one written here is the stored millisecond.
+    @Test func aTimestampIsWrittenAsFoundationWritesItToTheExactMillisecond() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        for milliseconds in Self.instants() {
+            let written = Timestamp(milliseconds: milliseconds).iso8601
+            let second = milliseconds >= 0 ? milliseconds / 1000 : -((999 - milliseconds) / 1000)
+            let foundation = Date(timeIntervalSince1970: Double(second)).formatted(style)
+            let fraction = milliseconds - second * 1000
+            #expect(written == foundation.dropLast(4) + String(1000 + fraction).dropFirst() + "Z", "\(milliseconds)")
+        }
+    }
+
+    @Test func aTimestampReadsBackAndReadsWhatFoundationReads() throws {
+        for milliseconds in Self.instants() {
+            #expect(Timestamp(iso8601: Timestamp(milliseconds: milliseconds).iso8601)?.rawValue == milliseconds)
+        }
+        #expect(Timestamp(iso8601: "2023-11-14T22:13:20Z")?.rawValue == 1_700_000_000_000)
+        #expect(Timestamp(iso8601: "2023-11-14T22:13:20.1235Z")?.rawValue == 1_700_000_000_124, "rounded")
+        #expect(Timestamp(iso8601: "1969-12-31T23:59:59.9996Z")?.rawValue == 0, "rounded up to the epoch")
+        // Another form of ISO 8601 goes to Foundation's parser, as before.
+        let offset = try #require(try? Date("2023-11-14T23:13:20+01:00", strategy: Date.ISO8601FormatStyle()))
+        #expect(Timestamp(iso8601: "2023-11-14T23:13:20+01:00")?.date == offset)
+        for bad in ["", "yesterday", "2023-11-14T22:13:20.Z", "2023-11-14"] {
+            #expect(Timestamp(iso8601: bad) == nil, "\(bad)")
+        }
+    }
+}
+
 @Suite struct FileTimeTests {
     @Test func writesUTCToTheNanosecondAndReadsItBack() {
         #expect(FileTime.iso8601(nanoseconds: 1_700_000_000_123_456_789) == "2023-11-14T22:13:20.123456789Z")
