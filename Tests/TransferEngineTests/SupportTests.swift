@@ -190,7 +190,7 @@ import Testing
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         for milliseconds in Self.instants() {
             let written = Timestamp(milliseconds: milliseconds).iso8601
-            let second = milliseconds >= 0 ? milliseconds / 1000 : -((999 - milliseconds) / 1000)
+            let second = milliseconds.floorDivided(by: 1000)
             let foundation = Date(timeIntervalSince1970: Double(second)).formatted(style)
             let fraction = milliseconds - second * 1000
             #expect(written == foundation.dropLast(4) + String(1000 + fraction).dropFirst() + "Z", "\(milliseconds)")

@@ -14,9 +14,9 @@ public final class CurlMulti {
     /// the same descriptor: a kept-alive connection is dropped from the watch at the end of
     /// each transfer and watched again at the start of the next. A new watch costs libuv three
     /// `epoll_ctl` calls more (a check that the descriptor can be polled, and a removal when it
-    /// closes) and this a closure and two objects: ~6 system calls a file in a batch of small
-    /// files, against 2 (the watch and its removal). A descriptor number reused by a new socket
-    /// reuses the watch too: a stopped watch is only its number.
+    /// closes), and this a closure and two objects: 6 system calls each time against 3
+    /// (docs/design.md). A descriptor number reused by a new socket reuses the watch too: a
+    /// stopped watch is only its number.
     private var stoppedWatches: [curl_socket_t: UVPoll] = [:]
     /// Called once per finished transfer, after it has been removed from the multi.
     public var onDone: (CurlEasy, CurlCode) -> Void = { _, _ in }

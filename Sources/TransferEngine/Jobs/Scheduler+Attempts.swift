@@ -116,12 +116,14 @@ extension Scheduler {
         engine[id]?.file = nil
         let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
                                         replacing: job.existing == .overwrite, mode: FileModes(umask: job.umask).file) { result in
-            guard case .failure = result else { return inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable))) } }
+            guard case .failure(let error) = result else {
+                return inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable))) }
+            }
             inbox.post { scheduler in
                 let engineJob = scheduler.engine[id] ?? EngineJob()
                 engineJob.file = file
                 scheduler.engine[id] = engineJob
-                scheduler.feed(.finalized(id, finished, result.map { state.bytesDurable }))
+                scheduler.feed(.finalized(id, finished, .failure(error)))
             }
         }
         guard let expected = job.sha256?.lowercased() else { return finishGroup.finish(finish) }

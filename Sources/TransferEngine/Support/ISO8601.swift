@@ -4,9 +4,9 @@
 /// of its samples in a batch of small files). Proleptic Gregorian calendar; pure, unit-tested
 /// against Foundation.
 enum ISO8601 {
-    /// `seconds` since the epoch, and `fraction` of a second written in `digits` digits (none:
-    /// no fraction).
-    static func format(seconds: Int64, fraction: Int64 = 0, digits: Int = 0) -> String {
+    /// `seconds` since the epoch, and `fraction` of a second written in `digits` digits (0: no
+    /// fraction; `fraction` is below 10^`digits`).
+    static func format(seconds: Int64, fraction: Int64, digits: Int) -> String {
         let days = seconds.floorDivided(by: 86_400)
         let time = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
