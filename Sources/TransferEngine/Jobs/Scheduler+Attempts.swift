@@ -120,9 +120,7 @@ extension Scheduler {
                 return inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable))) }
             }
             inbox.post { scheduler in
-                let engineJob = scheduler.engine[id] ?? EngineJob()
-                engineJob.file = file
-                scheduler.engine[id] = engineJob
+                scheduler.engineJob(id).file = file
                 scheduler.feed(.finalized(id, finished, .failure(error)))
             }
         }

@@ -337,10 +337,9 @@ public final class Scheduler {
         case .success(.session(let reader, let session, let parts)):
             launchSession(job, attempt: attempt, reader: reader, session: session, parts: parts, headers: headers, s3: s3)
         case .success(.finalize(let file, let resume)):
-            let engineJob = engine[id] ?? EngineJob()
+            let engineJob = self.engineJob(id)
             engineJob.file = file
             engineJob.resume = resume
-            engine[id] = engineJob
             feed(.readyToFinalize(id, attempt: attempt))
         case .success(.alreadyComplete(let resume)):
             feed(.alreadyComplete(id, attempt: attempt, bytes: resume.bytesDurable, total: resume.bytesTotal))
@@ -405,9 +404,8 @@ public final class Scheduler {
             return feed(.attemptEnded(id, AttemptReport(attempt: attempt,
                                                         outcome: .failed(.network("cannot start the transfer: \(error)")))))
         }
-        let engineJob = engine[id] ?? EngineJob()
+        let engineJob = self.engineJob(id)
         engineJob.transfer = transfer
-        engine[id] = engineJob
         bind(transfer)
         guard announced, let job = core.jobs[id]?.job else { return }
         let live = engineJob.live(job)
@@ -416,6 +414,14 @@ public final class Scheduler {
         event.bytesDone = live.bytesDone
         event.bytesTotal = live.bytesTotal
         feed(.launched(event))
+    }
+
+    /// The engine's side of `id`, made when it has none yet.
+    func engineJob(_ id: JobID) -> EngineJob {
+        if let engineJob = engine[id] { return engineJob }
+        let engineJob = EngineJob()
+        engine[id] = engineJob
+        return engineJob
     }
 
     /// The engine finds the transfer of an easy handle it hands back.
