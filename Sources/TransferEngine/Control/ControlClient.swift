@@ -134,7 +134,7 @@ public final class ControlClient {
     public func receive(timeout: Double? = nil) throws(Failure) -> ControlResponse {
         let line = try readLine(timeout: timeout)
         do {
-            return try JSONDecoder().decode(ControlResponse.self, from: Data(line))
+            return try JSONTreeDecoder().decode(ControlResponse.self, from: line)
         } catch {
             throw .invalidResponse("\(error)")
         }
