@@ -376,11 +376,17 @@ private enum StrictKeys {
     static func check<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type,
                                                        plus extra: Set<String> = [], in object: String) throws -> Bool {
         var hasExtra = false
-        for key in try decoder.container(keyedBy: AnyKey.self).allKeys where Keys(stringValue: key.stringValue) == nil {
-            guard extra.contains(key.stringValue) else {
-                throw Manifest.LineError.Reason("unknown field '\(key.stringValue)' in \(object)")
-            }
+        func check(_ name: String) throws {
+            guard Keys(stringValue: name) == nil else { return }
+            guard extra.contains(name) else { throw Manifest.LineError.Reason("unknown field '\(name)' in \(object)") }
             hasExtra = true
+        }
+        // The members' names straight from the tree: a container of `AnyKey`s and its `allKeys`
+        // were a sixth of `batch submit`'s time reading a manifest.
+        if let tree = decoder as? JSONTreeValueDecoder, case .object(let members) = tree.tree {
+            for member in members { try check(member.key) }
+        } else {
+            for key in try decoder.container(keyedBy: AnyKey.self).allKeys { try check(key.stringValue) }
         }
         return hasExtra
     }
