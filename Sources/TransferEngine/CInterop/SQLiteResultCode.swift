@@ -9,6 +9,8 @@ public struct SQLiteResultCode: RawRepresentable, Equatable, Sendable, CustomStr
     public static let ok = SQLiteResultCode(rawValue: SQLITE_OK)
     public static let row = SQLiteResultCode(rawValue: SQLITE_ROW)
     public static let done = SQLiteResultCode(rawValue: SQLITE_DONE)
+    /// A row a UNIQUE index already holds (`SQLITE_CONSTRAINT_UNIQUE`, a macro Swift does not import).
+    public static let constraintUnique = SQLiteResultCode(rawValue: SQLITE_CONSTRAINT | 8 << 8)
 
     public var description: String { String(cString: sqlite3_errstr(rawValue)) }
 }

@@ -55,7 +55,7 @@ public final class JobStore {
     /// Queues a new job (with its resume state, when it continues earlier bytes).
     public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
                        bytesTotal: Int64? = nil, key: String? = nil, now: Timestamp = .now) throws -> Job {
-        let headers = try JobStore.json(new.headers)
+        let headers = new.headers.isEmpty ? "[]" : try JobStore.json(new.headers)
         let uploadJSON = try upload.map { try JobStore.json($0) }
         let tlsJSON = try new.tls.map { try JobStore.json($0) }
         let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }
@@ -67,21 +67,18 @@ public final class JobStore {
         return try connection.transaction {
             var claimed: String?
             if new.kind == .download, let wanted = new.path {
-                (job.path, claimed) = try destination(wanted, for: nil, onExists: new.onExists ?? .fail)
+                // The unique index `jobs_by_destination` refuses a destination another job owns;
+                // its owner is looked up only then (`taken`), not before every insert.
+                (job.path, claimed) = new.onExists == .rename
+                    ? try destination(wanted, for: nil, onExists: .rename) : (wanted, try canonicalDestination(wanted))
             }
-            try connection.run("""
-                INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
-                                  batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                                  method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
-                                  idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                job.kind.rawValue, job.state.rawValue, job.stateReason, job.url, job.path, headers, job.sha256,
-                job.overwrite, job.priority.rawValue, job.batch, job.limit, job.maxRetries,
-                job.bytesDone, job.bytesTotal, now.rawValue, now.rawValue,
-                job.method, uploadJSON, tlsJSON, job.key, job.onComplete, job.onFail,
-                claimed, job.umask, job.maxFilesize, job.idempotencyKey, job.retryUnsafe,
-                job.outputDirectory, new.onExists?.rawValue, job.headerCommand, networkJSON, remoteJSON)
+            do {
+                try insertRow(job, headers: headers, upload: uploadJSON, tls: tlsJSON, network: networkJSON,
+                              remote: remoteJSON, destination: claimed, onExists: new.onExists, now: now)
+            } catch let error as SQLiteError where error.code == .constraintUnique {
+                guard let claimed, let wanted = job.path, let owner = try owner(of: claimed, other: nil) else { throw error }
+                throw DestinationRefusal.taken(path: wanted, owner: owner)
+            }
             job.id = JobID(rawValue: connection.lastInsertRowID)
             if let resume {
                 try saveResume(job.id, resume)  // which writes the job's row again
@@ -94,19 +91,47 @@ public final class JobStore {
         }
     }
 
+    /// The row of a new job, its columns decided by `insert`.
+    private func insertRow(_ job: Job.Fields, headers: String, upload: String?, tls: String?, network: String?,
+                           remote: String?, destination: String?, onExists: OnExists?, now: Timestamp) throws(SQLiteError) {
+        try connection.run("""
+            INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
+                              batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
+                              method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
+                              idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            job.kind.rawValue, job.state.rawValue, job.stateReason, job.url, job.path, headers, job.sha256,
+            job.overwrite, job.priority.rawValue, job.batch, job.limit, job.maxRetries,
+            job.bytesDone, job.bytesTotal, now.rawValue, now.rawValue,
+            job.method, upload, tls, job.key, job.onComplete, job.onFail,
+            destination, job.umask, job.maxFilesize, job.idempotencyKey, job.retryUnsafe,
+            job.outputDirectory, onExists?.rawValue, job.headerCommand, network, remote)
+    }
+
     // MARK: Destinations
 
     /// The canonical form of `path`, which no unfinished job but `id` owns and which is not
     /// inside the state directory (the database's); throws a `DestinationRefusal` otherwise.
     func claimableDestination(_ path: String, for id: JobID?) throws -> String {
+        let canonical = try canonicalDestination(path)
+        if let owner = try owner(of: canonical, other: id) { throw DestinationRefusal.taken(path: path, owner: owner) }
+        return canonical
+    }
+
+    /// The canonical form of `path`, which is not inside the state directory.
+    private func canonicalDestination(_ path: String) throws(DestinationRefusal) -> String {
         let canonical = DestinationPath.canonical(path, directories: &batchDirectories)
         if DestinationPath.isInside(canonical, root: stateRoot) {
             throw DestinationRefusal.stateDirectory(path: path, directory: stateDirectory)
         }
-        let owners = try connection.query("SELECT id FROM jobs WHERE destination = ? AND id IS NOT ?",
-                                          [canonical, id?.rawValue]) { JobID(rawValue: $0.int64()) }
-        if let owner = owners.first { throw DestinationRefusal.taken(path: path, owner: owner) }
         return canonical
+    }
+
+    /// The unfinished job other than `id` whose destination `canonical` is.
+    private func owner(of canonical: String, other id: JobID?) throws -> JobID? {
+        try connection.query("SELECT id FROM jobs WHERE destination = ? AND id IS NOT ?",
+                             [canonical, id?.rawValue]) { JobID(rawValue: $0.int64()) }.first
     }
 
     /// The destination `id` may claim for `path`, and its canonical spelling: `path` itself, or,
