@@ -10,8 +10,7 @@
 #   .build/release taken before and after a change)
 source "$(dirname "$0")/lib.sh"
 A=$1; B=$2; RUNS=${3:-4}; FILES=${4:-2000}
-mkdir -p "$BENCH_DIR/www/small"
-for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+small_files "$FILES"
 start_nginx
 for i in $(seq "$FILES"); do
     printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/RUN/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$i"

@@ -17,8 +17,8 @@ SIZE_KIB=${3:-64}
 RUNS=${4:-5}
 
 build_release
-mkdir -p "$BENCH_DIR/www/small" "$BENCH_DIR/slow"
-for i in $(seq "$FILES"); do head -c $((SIZE_KIB * 1024)) /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+mkdir -p "$BENCH_DIR/slow"
+small_files "$FILES" "$SIZE_KIB"
 head -c 65536 /dev/urandom > "$BENCH_DIR/www/slow.bin"
 start_nginx 'location /slow/ { alias '"$BENCH_DIR"'/www/; limit_rate 1k; }'
 start_transferd --max-active 16 --max-per-host 16

@@ -20,12 +20,11 @@ RUNS=${1:-5}
 FILES=${2:-2000}
 
 build_release
-mkdir -p "$BENCH_DIR/www/small"
-for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+small_files "$FILES"
 start_nginx '' 'keepalive_requests 1000000;'
 start_transferd --max-active 16 --max-per-host 16
 machine
-for i in $(seq "$FILES"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutput = "f%d"\n' "$PORT" "$i" "$i"; done > "$BENCH_DIR/curl.cfg"
+curl_config "$FILES"
 
 ticks() { awk '{ print $14 + $15 }' "$1"; }                    # user + system, in clock ticks
 nginx_ticks() { local t=0; for p in $(pgrep -f "nginx: worker" || true); do t=$((t + $(ticks "/proc/$p/stat"))); done; echo "$t"; }

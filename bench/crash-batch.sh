@@ -11,8 +11,8 @@ FILES=${2:-2000}
 SIZE_KIB=${3:-64}
 
 build_release
-mkdir -p "$BENCH_DIR/www/small" "$BENCH_DIR/out"
-for i in $(seq "$FILES"); do head -c $((SIZE_KIB * 1024)) /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+mkdir -p "$BENCH_DIR/out"
+small_files "$FILES" "$SIZE_KIB"
 start_nginx
 start_transferd --max-active 16 --max-per-host 16
 # A global limit (kept across restarts) spreads the batch over the kills: every kill lands in it.

@@ -14,8 +14,7 @@ install_packages valgrind
 FILES=${1:-1000}
 
 [ -x "$BIN/transferd" ] || build_release
-mkdir -p "$BENCH_DIR/www/small"
-for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+small_files "$FILES"
 start_nginx
 TRANSFERD_UNDER="valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$BENCH_DIR/callgrind.out" \
     start_transferd --max-active 16 --max-per-host 16

@@ -54,6 +54,18 @@ CONF
     echo "nginx did not start" >&2; exit 1
 }
 
+# small_files FILES [SIZE_KIB=64]: FILES files of random bytes, served as /small/f1 ... /small/fFILES.
+small_files() {
+    mkdir -p "$BENCH_DIR/www/small"
+    for i in $(seq "$1"); do head -c $((${2:-64} * 1024)) /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+}
+
+# curl_config FILES: $BENCH_DIR/curl.cfg, for `curl -K`: /small/f1 ... /small/fFILES, each into
+# a file of its name.
+curl_config() {
+    for i in $(seq "$1"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutput = "f%d"\n' "$PORT" "$i" "$i"; done > "$BENCH_DIR/curl.cfg"
+}
+
 ctl() { "$BIN/transferctl" --state-dir "$BENCH_DIR/state" "$@"; }
 
 # start_transferd [OPTION...]: the daemon on $BENCH_DIR/state, run under $TRANSFERD_UNDER (a

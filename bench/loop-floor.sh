@@ -16,11 +16,10 @@ RUNS=${1:-5}
 FILES=${2:-2000}
 
 cc -O2 -o "$BENCH_DIR/loop-floor" "$ROOT/bench/loop-floor.c" -lcurl -luv -lsqlite3 -lpthread
-mkdir -p "$BENCH_DIR/www/small"
-for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+small_files "$FILES"
 start_nginx '' 'keepalive_requests 1000000;'
 machine
-for i in $(seq "$FILES"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutput = "f%d"\n' "$PORT" "$i" "$i"; done > "$BENCH_DIR/curl.cfg"
+curl_config "$FILES"
 
 # Runs "$@" in the new directory $1 after `settle`; prints its wall and CPU time in ms.
 measure() {

@@ -17,12 +17,11 @@ RUNS=${1:-5}
 FILES=${2:-2000}
 
 build_release
-mkdir -p "$BENCH_DIR/www/small"
-for i in $(seq "$FILES"); do head -c 65536 /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+small_files "$FILES"
 start_nginx "access_log $BENCH_DIR/logs/ends.log ends;" 'log_format ends "$msec $http_user_agent"; keepalive_requests 1000000;'
 start_transferd --max-active 16 --max-per-host 16
 machine
-for i in $(seq "$FILES"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutput = "f%d"\n' "$PORT" "$i" "$i"; done > "$BENCH_DIR/curl.cfg"
+curl_config "$FILES"
 
 # "start steady last tail" (ms) of the requests whose user agent matches $3, for a command that
 # ran from $1 to $2 (ms since the epoch).

@@ -16,8 +16,7 @@ SIZE_KIB=${2:-64}
 RUNS=${3:-5}
 
 build_release
-mkdir -p "$BENCH_DIR/www/small"
-for i in $(seq "$FILES"); do head -c $((SIZE_KIB * 1024)) /dev/urandom > "$BENCH_DIR/www/small/f$i"; done
+small_files "$FILES" "$SIZE_KIB"
 # Each request's connection number, to count the connections each tool opened. nginx closes a
 # connection after 1,000 requests unless told otherwise: transferd keeps its 16 between runs
 # (16,000 requests in eight), curl and aria2c open theirs afresh each run.
@@ -26,7 +25,7 @@ start_transferd --max-active 16 --max-per-host 16
 machine
 echo "aria2c: $(aria2c --version | head -1); files: $FILES x $SIZE_KIB KiB, $RUNS runs, alternating"
 
-for i in $(seq "$FILES"); do printf 'url = "http://127.0.0.1:%d/small/f%d"\noutput = "f%d"\n' "$PORT" "$i" "$i"; done > "$BENCH_DIR/curl.cfg"
+curl_config "$FILES"
 for i in $(seq "$FILES"); do echo "http://127.0.0.1:$PORT/small/f$i"; done > "$BENCH_DIR/list.txt"
 for i in $(seq "$FILES"); do
     printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/td/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$i"
