@@ -5,12 +5,13 @@
 # FILES × 64 KiB, it prints per run, in ms from the command's start:
 #   start   the first request served (curl: its start and config; transferd: the CLI, the
 #           manifest sent and checked, the queueing transaction, the first attempt prepared);
-#   steady  the first 10 % of requests to the last 10 % (the transfers at full parallelism);
+#   middle  from the end of the first 10 % of the requests to the start of the last 10 % (the
+#           transfers in full flight);
 #   last    the last request served;
 #   tail    from the last request to the command's end (transferd: the last files made
 #           durable and renamed, their jobs recorded, `wait` answered);
-# then the medians of each, and what each phase is of transferd's whole time. Each run starts
-# after `settle` (lib.sh); an untimed round of both comes first.
+# then the medians of each, and transferd's over curl's for the start and the middle. Each run
+# starts after `settle` (lib.sh); an untimed round of both comes first.
 #   usage: bench/phases.sh [RUNS=5] [FILES=2000]
 source "$(dirname "$0")/lib.sh"
 RUNS=${1:-5}
@@ -23,7 +24,7 @@ start_transferd --max-active 16 --max-per-host 16
 machine
 curl_config "$FILES"
 
-# "start steady last tail" (ms) of the requests whose user agent matches $3, for a command that
+# "start middle last tail" (ms) of the requests whose user agent matches $3, for a command that
 # ran from $1 to $2 (ms since the epoch).
 phases() {
     awk -v s="$1" -v e="$2" -v agent="$3" '$0 ~ agent { n++; t[n] = $1 * 1000 - s }
@@ -32,7 +33,7 @@ phases() {
 }
 ms() { date +%s%3N; }
 
-printf '%-4s %-10s %8s %8s %8s %8s\n' run tool start steady last tail
+printf '%-4s %-10s %8s %8s %8s %8s\n' run tool start middle last tail
 : > "$BENCH_DIR/curl.txt"; : > "$BENCH_DIR/td.txt"
 for run in $(seq 0 "$RUNS"); do
     mkdir -p "$BENCH_DIR/out/curl$run"; settle true; : > "$BENCH_DIR/logs/ends.log"
@@ -50,8 +51,8 @@ for run in $(seq 0 "$RUNS"); do
     printf '%-4s %-10s %8s %8s %8s %8s\n' "$run" curl $c "$run" transferd $t
 done
 column() { cut -d' ' -f"$2" "$BENCH_DIR/$1.txt" | median; }
-printf 'medians (ms): curl -Z start %.0f, steady %.0f, tail %.0f, whole %.0f; transferd start %.0f, steady %.0f, tail %.0f, whole %.0f\n' \
+printf 'medians (ms): curl -Z start %.0f, middle %.0f, tail %.0f, whole %.0f; transferd start %.0f, middle %.0f, tail %.0f, whole %.0f\n' \
     "$(column curl 1)" "$(column curl 2)" "$(column curl 4)" "$(echo "$(column curl 3) + $(column curl 4)" | bc)" \
     "$(column td 1)" "$(column td 2)" "$(column td 4)" "$(echo "$(column td 3) + $(column td 4)" | bc)"
-printf 'transferd / curl -Z: start %.2f, steady %.2f (the same 80 %% of the files)\n' \
+printf 'transferd / curl -Z: start %.2f, middle %.2f (the same 80 %% of the files)\n' \
     "$(echo "$(column td 1) / $(column curl 1)" | bc -l)" "$(echo "$(column td 2) / $(column curl 2)" | bc -l)"
