@@ -126,6 +126,26 @@ final class PriorityTests: IntegrationTestCase {
         let starts = attempts.compactMap { $0["startedAt"] as? String }
         XCTAssertEqual(starts, starts.sorted(), "attempt start times: \(starts)")
     }
+
+    /// A manifest's jobs are taken in together: its `high` line starts first wherever it is in
+    /// the file, and no `low` job is started only to be preempted by it.
+    func testAManifestsHighLineStartsFirstAndPreemptsNothing() throws {
+        let names = ["low-1.bin", "low-2.bin", "high.bin"]
+        for name in names { try makeSource(name, size: 16 * KiB) }
+        let lines = names.map { name in
+            manifestLine(key: name, download: ["url": nginx.url(.files, name), "output": destination(name).path,
+                                               "priority": name.hasPrefix("low") ? "low" : "high"])
+        }
+        let manifest = try cli.writeManifest(lines, to: workDir.appendingPathComponent("mixed.jsonl"))
+        let batch = try XCTUnwrap(jsonInt(try cli.submit(manifest)["batch"]))
+        XCTAssertEqual(cli.run(["wait", "--batch", String(batch)], timeout: 30).exitCode, 0)
+        let jobs = try cli.jobs(batch: batch)
+        func idOf(_ key: String) throws -> Int { try XCTUnwrap(jobs.first { $0["key"] as? String == key }?.id) }
+        let (low1, low2, high) = (try idOf("low-1.bin"), try idOf("low-2.bin"), try idOf("high.bin"))
+        XCTAssertEqual(try cli.startOrder().filter { [low1, low2, high].contains($0) }, [high, low1, low2],
+                       "each started once, the high one first (ids \(low1), \(low2), \(high))")
+        for job in jobs { XCTAssertEqual(job.attempts, 1, "not preempted: \(job.jsonText)") }
+    }
 }
 
 /// `--max-per-host 2 --max-active 8`: one host never has more than two transfers, other hosts

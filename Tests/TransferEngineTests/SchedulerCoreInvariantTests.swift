@@ -90,7 +90,7 @@ private struct Model {
         known[job.id] = job
         state[job.id] = job.state
         if let batch { batchEndedSinceUnfinished[batch] = false }
-        send(.adopted(job))
+        send(.adopted([job]))
     }
 
     func anyKnown(_ below: (Int) -> Int) -> JobID? {

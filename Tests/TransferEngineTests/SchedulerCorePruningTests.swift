@@ -17,11 +17,11 @@ import Testing
         // 1: failed, taken in by a retry that claims its destination: it may run again.
         driver.command(.retry, 1, loaded: makeJob(1, state: .failed))
         // 2: ended in memory, its end not recorded yet (the store may have it already).
-        driver.send(.adopted(makeJob(2, kind: .upload)))
+        driver.send(.adopted([makeJob(2, kind: .upload)]))
         driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .failed(.httpStatus(404)))))
         #expect(driver.core.ending[JobID(rawValue: 2)] != nil)
         // 3: ended long ago, of batch 9, whose job 4 is still queued.
-        driver.send(.adopted(makeJob(4, batch: 9)))
+        driver.send(.adopted([makeJob(4, batch: 9)]))
         // 5: ended long ago, held by nobody.
         driver.send(.prunable(token: 1, [candidate(1), candidate(2), candidate(3, batch: 9), candidate(5), candidate(6, batch: 8)]))
         #expect(pruned(driver, 1) == [5, 6])
@@ -48,7 +48,7 @@ import Testing
 
     @Test func theJobsOfABatchWaitUntilItsLastEndIsRecorded() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(2, kind: .upload, batch: 9)))
+        driver.send(.adopted([makeJob(2, kind: .upload, batch: 9)]))
         driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .completed)))
         driver.send(.prunable(token: 1, [candidate(1, batch: 9)]))
         #expect(pruned(driver, 1) == [], "the batch's end is not judged yet: its hook must see job 1")

@@ -18,7 +18,7 @@ import Testing
 
     @Test func noMoreRunThanMaxActiveAndTheNextStartsWhenOneEnds() {
         var driver = CoreDriver(maxActive: 2)
-        for id in 1...5 { driver.send(.adopted(makeJob(Int64(id), kind: .upload))) }
+        for id in 1...5 { driver.send(.adopted([makeJob(Int64(id), kind: .upload)])) }
         #expect(driver.startedIDs() == [1, 2])
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
         #expect(driver.core.jobs[JobID(rawValue: 1)] == nil && driver.core.ending[JobID(rawValue: 1)] != nil,
@@ -28,9 +28,9 @@ import Testing
 
     @Test func aHostGetsNoMoreThanMaxPerHost() {
         var driver = CoreDriver(maxActive: 4, maxPerHost: 1)
-        driver.send(.adopted(makeJob(1, host: "a")))
-        driver.send(.adopted(makeJob(2, host: "a")))
-        driver.send(.adopted(makeJob(3, host: "b")))
+        driver.send(.adopted([makeJob(1, host: "a")]))
+        driver.send(.adopted([makeJob(2, host: "a")]))
+        driver.send(.adopted([makeJob(3, host: "b")]))
         #expect(driver.startedIDs() == [1, 3])
         #expect(driver.state(2) == .queued)
     }
@@ -41,11 +41,20 @@ import Testing
         #expect(driver.startedIDs() == [3])
     }
 
+    @Test func aManifestsJobsAreTakenInTogetherSoItsHighJobsStartFirstWithoutPreempting() {
+        var driver = CoreDriver(maxActive: 2)
+        driver.send(.adopted([makeJob(1, priority: .low), makeJob(2, priority: .low), makeJob(3, priority: .high),
+                              makeJob(4, priority: .normal)]))
+        #expect(driver.startedIDs() == [3, 4], "the best of them, not the first of them")
+        #expect(driver.stops.isEmpty, "nothing started only to give its slot away")
+        #expect(driver.state(1) == .queued && driver.state(2) == .queued)
+    }
+
     @Test func aHighJobTakesTheSlotOfTheNewestLowJobWhichIsQueuedAgainWithItsBytes() {
         var driver = CoreDriver(maxActive: 2)
-        driver.send(.adopted(makeJob(1, priority: .low)))
-        driver.send(.adopted(makeJob(2, priority: .low)))
-        driver.send(.adopted(makeJob(3, priority: .high)))
+        driver.send(.adopted([makeJob(1, priority: .low)]))
+        driver.send(.adopted([makeJob(2, priority: .low)]))
+        driver.send(.adopted([makeJob(3, priority: .high)]))
         #expect(driver.stops == [JobID(rawValue: 2)], "the most recently started low job")
         #expect(driver.startedIDs() == [1, 2], "the high job waits for the slot")
         driver.send(.stopped(JobID(rawValue: 2), makeReport(1, .completed, kept: 4096, id: 2)))
@@ -61,7 +70,7 @@ import Testing
 
     @Test func pausingARunningJobStopsItThenRecordsItsDurableBytesAndOnlyThenAcknowledges() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let ack = driver.command(.pause, 1)
         #expect(driver.stops == [JobID(rawValue: 1)])
         #expect(driver.state(1) == .running, "running until its transfer has stopped")
@@ -89,15 +98,15 @@ import Testing
 
     @Test func pausingAQueuedJobNeedsNoStop() {
         var driver = CoreDriver(maxActive: 1)
-        driver.send(.adopted(makeJob(1)))
-        driver.send(.adopted(makeJob(2)))
+        driver.send(.adopted([makeJob(1)]))
+        driver.send(.adopted([makeJob(2)]))
         driver.command(.pause, 2)
         #expect(driver.stops.isEmpty && driver.state(2) == .paused)
     }
 
     @Test func cancellingARunningDownloadRemovesItsPartialFileBeforeTheRecord() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         driver.command(.cancel, 1)
         driver.send(.stopped(JobID(rawValue: 1), makeReport(1, .completed, kept: 10)))
         let cancelled = driver.lastRecord(of: 1)
@@ -107,7 +116,7 @@ import Testing
 
     @Test func commandsAJobsStateDoesNotAllowAreRefusedWithTheirReason() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let resume = driver.command(.resume, 2, loaded: makeJob(2, state: .completed))
         let unknown = driver.command(.pause, 9)
         var quarantined = makeJob(3, state: .failed)
@@ -120,8 +129,8 @@ import Testing
 
     @Test func pausingAPausedJobOrResumingAQueuedOrRunningOneChangesNothing() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
-        driver.send(.adopted(makeJob(2, state: .paused)))
+        driver.send(.adopted([makeJob(1)]))
+        driver.send(.adopted([makeJob(2, state: .paused)]))
         let records = driver.records.count
         let resumeRunning = driver.command(.resume, 1)
         let pausePaused = driver.command(.pause, 2)
@@ -172,7 +181,7 @@ import Testing
 
     @Test func aRetryAfterLongerThanTheBackoffSetsTheDueTimeAndTheTimer() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         driver.recordNext()
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.httpStatus(503)), kept: 0, retryAfter: 60_000)))
         let due = driver.now.adding(milliseconds: 60_000)
@@ -190,8 +199,8 @@ import Testing
 
     @Test func offlineJobsShareOneProbeAndAllGoBackWhenTheHostAnswers() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, host: "gone")))
-        driver.send(.adopted(makeJob(2, host: "gone")))
+        driver.send(.adopted([makeJob(1, host: "gone")]))
+        driver.send(.adopted([makeJob(2, host: "gone")]))
         for id in [Int64(1), 2] {
             driver.send(.attemptEnded(JobID(rawValue: id), makeReport(1, .failed(.unreachable("refused")), kept: 0, id: id)))
         }
@@ -203,7 +212,7 @@ import Testing
 
     @Test func waitingForAnUnreachableHostUsesUpNoRetry() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, host: "gone", maxRetries: 1)))
+        driver.send(.adopted([makeJob(1, host: "gone", maxRetries: 1)]))
         for attempt in 1...5 {
             driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(attempt, .failed(.unreachable("refused")), kept: 0)))
             #expect(driver.state(1) == .waiting, "attempt \(attempt)")
@@ -214,7 +223,7 @@ import Testing
     @Test func aFailedPreparationNeverRemovesThePartialFile() {
         // Another daemon's lock on the partial file fails the attempt before any transfer.
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, maxRetries: 0)))
+        driver.send(.adopted([makeJob(1, maxRetries: 0)]))
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.busy(path: "/d/f1.part")))))
         let failed = driver.lastRecord(of: 1)
         #expect(failed?.change.state == .failed)
@@ -223,14 +232,14 @@ import Testing
 
     @Test func aFailedDownloadThatKeptNothingLeavesNoEmptyFile() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, maxRetries: 0)))
+        driver.send(.adopted([makeJob(1, maxRetries: 0)]))
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.httpStatus(404)), kept: 0)))
         #expect(driver.lastRecord(of: 1)?.partial == .remove(makeJob(1).partialPath!))
     }
 
     @Test func aBodyPastMaxFilesizeDiscardsItsBytes() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .failed(.tooLarge(limit: 10)), kept: 8)))
         let record = driver.lastRecord(of: 1)
         #expect(record?.change.state == .failed && record?.change.bytesDone == 0)
@@ -239,7 +248,7 @@ import Testing
 
     @Test func aChangedEntityStartsOverFromZeroWithItsResumeDataReset() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .startOver(reason: "the ETag changed"), kept: 700)))
         let record = driver.records.first { $0.id.rawValue == 1 && $0.change.state == .queued }
         #expect(record?.change.bytesDone == 0)
@@ -250,7 +259,7 @@ import Testing
 
     @Test func aStalledTransferIsStoppedAndItsAttemptFailsAsStalled() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let id = JobID(rawValue: 1)
         driver.send(.tick([.init(id: id, attempt: 1, idleSeconds: 61, throttled: true, stallSeconds: 60)]))
         #expect(driver.stops.isEmpty, "held back by a limit is not a stall")
@@ -266,7 +275,7 @@ import Testing
 
     @Test func anAttemptsEventsWaitUntilItsStartIsRecorded() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let id = JobID(rawValue: 1)
         driver.send(.launched(TransferEvent(.attemptStarted, job: id)))
         driver.send(.attemptEnded(id, makeReport(1, .failed(.network("reset")), kept: 0)))
@@ -283,7 +292,7 @@ import Testing
 
     @Test func aStartTheStoreCannotRecordFailsTheAttemptThatTransfersMeanwhile() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let id = JobID(rawValue: 1)
         driver.recordNext(failing: true)
         #expect(driver.stops == [id])
@@ -295,7 +304,7 @@ import Testing
 
     @Test func aStartTheStoreCannotRecordLetsAnAttemptThatAlreadyEndedBe() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let id = JobID(rawValue: 1)
         driver.send(.attemptEnded(id, makeReport(1, .completed, kept: 10)))
         driver.recordNext(failing: true)
@@ -309,7 +318,7 @@ import Testing
     @Test func aDownloadBeingMadeDurableGivesItsSlotToTheNextButNoMoreThanEightTimesMaxActiveRun() {
         var driver = CoreDriver(maxActive: 1)
         let all = Int64(Admission.jobsPerSlot)
-        for id in 1...all + 1 { driver.send(.adopted(makeJob(id))) }
+        for id in 1...all + 1 { driver.send(.adopted([makeJob(id)])) }
         #expect(driver.startedIDs() == [1])
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed, kept: 10)))
         #expect(driver.state(1) == .running && driver.finalizes.count == 1, "still running while its file is synced")
@@ -369,7 +378,7 @@ import Testing
 
     @Test func theLateEndOfAnAttemptThatWasPausedIsIgnored() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         let id = JobID(rawValue: 1)
         driver.command(.pause, 1)
         driver.send(.stopped(id, nil))  // it had no transfer yet (still preparing)
@@ -385,8 +394,8 @@ import Testing
 
     @Test func aBatchEndsOnceWhenItsLastEndIsRecordedInWhateverOrderTheyArrive() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, kind: .upload, batch: 7)))
-        driver.send(.adopted(makeJob(2, kind: .upload, batch: 7)))
+        driver.send(.adopted([makeJob(1, kind: .upload, batch: 7)]))
+        driver.send(.adopted([makeJob(2, kind: .upload, batch: 7)]))
         driver.recordAll()
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
         driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .failed(.httpStatus(403)))))
@@ -401,8 +410,8 @@ import Testing
 
     @Test func aWaitIsAnsweredWhenTheLastOfItsJobsEndIsRecorded() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, kind: .upload)))
-        driver.send(.adopted(makeJob(2, kind: .upload)))
+        driver.send(.adopted([makeJob(1, kind: .upload)]))
+        driver.send(.adopted([makeJob(2, kind: .upload)]))
         driver.recordAll()
         driver.send(.wait(token: 50, owner: 1, ids: [JobID(rawValue: 1), JobID(rawValue: 2)], ended: []))
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
@@ -421,7 +430,7 @@ import Testing
         let done = makeJob(1, state: .completed)
         driver.send(.wait(token: 1, owner: 1, ids: [done.id], ended: [done]))
         #expect(driver.answers[1]?.map(\.id) == [done.id])
-        driver.send(.adopted(makeJob(2, kind: .upload)))
+        driver.send(.adopted([makeJob(2, kind: .upload)]))
         driver.send(.wait(token: 2, owner: 9, ids: [JobID(rawValue: 2)], ended: []))
         driver.send(.waitsDropped(owner: 9))
         driver.send(.attemptEnded(JobID(rawValue: 2), makeReport(1, .completed)))
@@ -431,7 +440,7 @@ import Testing
 
     @Test func aJobsHookIsRecordedWithItsEndAndRunsOnlyOnceRecorded() {
         var driver = CoreDriver()
-        driver.send(.adopted(makeJob(1, kind: .upload, onComplete: "true")))
+        driver.send(.adopted([makeJob(1, kind: .upload, onComplete: "true")]))
         driver.recordAll()
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed)))
         #expect(driver.lastRecord(of: 1)?.hook?.event == "complete")
@@ -453,8 +462,8 @@ import Testing
 
     @Test func aShutdownStopsRunningJobsQueuesThemAgainAndStartsNothing() {
         var driver = CoreDriver(maxActive: 1)
-        driver.send(.adopted(makeJob(1)))
-        driver.send(.adopted(makeJob(2)))
+        driver.send(.adopted([makeJob(1)]))
+        driver.send(.adopted([makeJob(2)]))
         driver.recordAll()
         driver.send(.shutdown)
         #expect(driver.stops == [JobID(rawValue: 1)] && !driver.shutdownComplete)
@@ -468,7 +477,7 @@ import Testing
     @Test func recordsCarryTheCoresClock() {
         var driver = CoreDriver()
         driver.advance(milliseconds: 12_345)
-        driver.send(.adopted(makeJob(1)))
+        driver.send(.adopted([makeJob(1)]))
         driver.command(.pause, 1)
         driver.send(.stopped(JobID(rawValue: 1), nil))
         #expect(driver.records.allSatisfy { $0.at == driver.now })
@@ -480,9 +489,9 @@ import Testing
 @Suite struct ModifyCoreTests {
     @Test func aQueuedJobMovesToItsNewPriorityAndHost() {
         var driver = CoreDriver(maxActive: 1, maxPerHost: 1)
-        driver.send(.adopted(makeJob(1)))  // running: holds the one slot
-        driver.send(.adopted(makeJob(2)))
-        driver.send(.adopted(makeJob(3)))
+        driver.send(.adopted([makeJob(1)]))  // running: holds the one slot
+        driver.send(.adopted([makeJob(2)]))
+        driver.send(.adopted([makeJob(3)]))
         var moved = makeJob(3, host: "h2", priority: .high)
         moved.maxRetries = 9
         driver.send(.modified(moved))
@@ -509,7 +518,7 @@ import Testing
 /// A driver whose job 1 received all of its 1,000 bytes: its file is being finished.
 private func finishingJob() -> (driver: CoreDriver, id: JobID, report: AttemptReport) {
     var driver = CoreDriver()
-    driver.send(.adopted(makeJob(1)))
+    driver.send(.adopted([makeJob(1)]))
     let id = JobID(rawValue: 1)
     let report = makeReport(1, .completed, kept: 1000)
     driver.send(.attemptEnded(id, report))

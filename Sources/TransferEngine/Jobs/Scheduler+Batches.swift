@@ -51,7 +51,7 @@ extension Scheduler {
             events.publish(event)
         }
         logger.info("batch \(batch.id) (\(batch.name)): queued \(outcome.jobs.count) jobs, skipped \(outcome.skipped)")
-        for job in outcome.jobs { adopt(job) }
+        adopt(outcome.jobs)
         done(.success(outcome))
         // A new batch with nothing to do (a backup of unchanged files) is done as soon as it exists.
         if outcome.created, lines > 0, outcome.jobs.isEmpty { batchEnded(batch.id) }

@@ -37,7 +37,7 @@ extension Scheduler {
                 if job.tls.insecure {
                     logger.warn("job \(job.id): TLS verification is off for \(job.displayURL) (--insecure)")
                 }
-                adopt(job)
+                adopt([job])
                 done(.success(current(job)))
             case .failure(let error as JobRefusal):
                 done(.failure(.refused(error)))

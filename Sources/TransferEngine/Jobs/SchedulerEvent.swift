@@ -9,8 +9,9 @@ enum SchedulerEvent {
     case hookDue(PendingHook)
     /// A job's own bandwidth limit changed (nil: none).
     case limit(JobID, Int64?)
-    /// A job was queued (a command or a manifest) and recorded.
-    case adopted(Job)
+    /// Jobs were queued (a command's one, a manifest's all) and recorded: taken in together,
+    /// before any of them starts, so the best of them start first.
+    case adopted([Job])
     /// `modify` changed a job that is not running (`JobChanges`, applied and checked).
     case modified(Job)
     /// A download into a directory was named by the server's answer (and the name recorded).
