@@ -30,8 +30,8 @@ public struct WallClock: Sendable {
 extension LimitSchedule.LocalTime {
     /// The local time at `instant` in a zone `utcOffsetSeconds` east of UTC. Pure.
     public init(at instant: Timestamp, utcOffsetSeconds: Int) {
-        let seconds = Self.floorDivide(instant.rawValue, 1000) + Int64(utcOffsetSeconds)
-        let day = Self.floorDivide(seconds, 86_400)
+        let seconds = instant.rawValue.floorDivided(by: 1000) + Int64(utcOffsetSeconds)
+        let day = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - day * 86_400
         // 1970-01-01 was a Thursday (Mon = 0, so Thursday = 3).
         let weekday = Int(((day + 3) % 7 + 7) % 7)
@@ -41,14 +41,9 @@ extension LimitSchedule.LocalTime {
     /// The local time at `instant` in the process's time zone, with its daylight-saving rule
     /// for that instant.
     public init(local instant: Timestamp) {
-        var seconds = time_t(Self.floorDivide(instant.rawValue, 1000))
+        var seconds = time_t(instant.rawValue.floorDivided(by: 1000))
         var parts = tm()
         localtime_r(&seconds, &parts)
         self.init(at: instant, utcOffsetSeconds: Int(parts.tm_gmtoff))
-    }
-
-    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-        let quotient = value / divisor
-        return value % divisor < 0 ? quotient - 1 : quotient
     }
 }
