@@ -65,7 +65,9 @@ struct SchedulerCore {
 
     /// Decides what `event` leads to, at `now`.
     mutating func handle(_ event: SchedulerEvent, now: Timestamp) -> [SchedulerAction] {
-        actions = []
+        // The last answer is gone by now (the scheduler performs it before the next event):
+        // its buffer is used again instead of growing a new one for every event.
+        actions.removeAll(keepingCapacity: true)
         switch event {
         case .restarted(let unfinished): restart(unfinished, now: now)
         case .hooksDue(let hooks, let batches):
