@@ -58,7 +58,7 @@ transferd_batch() {
 
 printf '%-4s %10s %10s %12s %10s %10s %16s\n' run curl aria2c transferd "td/curl" "td/aria2c" "steal_ms c/td"
 : > "$BENCH_DIR/r_curl.txt"; : > "$BENCH_DIR/r_aria.txt"; : > "$BENCH_DIR/td.txt"; : > "$BENCH_DIR/c.txt"; : > "$BENCH_DIR/a.txt"
-: > "$BENCH_DIR/r_quiet.txt"
+: > "$BENCH_DIR/r_calm.txt"
 # Run 0 is not counted: the first files written after a large deletion (an earlier benchmark's)
 # pay the file system's scans of recently freed inodes; curl -Z measured 1,484 and 1,522 files/s
 # in such first runs and 5,500-8,600 in the runs after (BENCHMARKS.md).
@@ -70,7 +70,7 @@ for run in $(seq 0 "$RUNS"); do
     [ "$run" -eq 0 ] && continue
     echo "$c" >> "$BENCH_DIR/c.txt"; echo "$a" >> "$BENCH_DIR/a.txt"; echo "$t" >> "$BENCH_DIR/td.txt"
     echo "$t / $c" | bc -l >> "$BENCH_DIR/r_curl.txt"; echo "$t / $a" | bc -l >> "$BENCH_DIR/r_aria.txt"
-    if calm "$BENCH_DIR/out/curl$run" && calm "$BENCH_DIR/out/td$run"; then echo "$t / $c" | bc -l >> "$BENCH_DIR/r_quiet.txt"; fi
+    if calm "$BENCH_DIR/out/curl$run" && calm "$BENCH_DIR/out/td$run"; then echo "$t / $c" | bc -l >> "$BENCH_DIR/r_calm.txt"; fi
     printf '%-4s %10.0f %10.0f %12.0f %10.2f %10.2f %16s\n' "$run" "$c" "$a" "$t" "$(echo "$t / $c" | bc -l)" "$(echo "$t / $a" | bc -l)" \
         "$(steal "$BENCH_DIR/out/curl$run")/$(steal "$BENCH_DIR/out/td$run")"
 done
@@ -82,9 +82,9 @@ done
 printf 'median files/s: curl -Z %.0f, aria2c %.0f, transferd %.0f; median ratio to curl -Z %.2f, to aria2c %.2f\n' \
     "$(median < "$BENCH_DIR/c.txt")" "$(median < "$BENCH_DIR/a.txt")" "$(median < "$BENCH_DIR/td.txt")" \
     "$(median < "$BENCH_DIR/r_curl.txt")" "$(median < "$BENCH_DIR/r_aria.txt")"
-if [ -s "$BENCH_DIR/r_quiet.txt" ]; then
+if [ -s "$BENCH_DIR/r_calm.txt" ]; then
     printf 'median ratio to curl -Z over the %d runs where neither lost 5 %% of its core time to steal: %.2f\n' \
-        "$(wc -l < "$BENCH_DIR/r_quiet.txt")" "$(median < "$BENCH_DIR/r_quiet.txt")"
+        "$(wc -l < "$BENCH_DIR/r_calm.txt")" "$(median < "$BENCH_DIR/r_calm.txt")"
 else
-    echo "no run was quiet (each lost 5 % or more of its core time to steal): rerun on a quieter machine"
+    echo "no run was calm (each lost 5 % or more of its core time to steal): rerun on a quieter machine"
 fi
