@@ -48,15 +48,17 @@ struct WaitCommand: Subcommand {
             if progress && isatty(2) != 0 {
                 response = try waitDrawing(context)
             } else {
-                // Printing how each job ended needs no more of it than that (`brief`).
+                // Printing how each job ended needs no more of it than that (`brief`), and
+                // of the many that completed only their ids (`ranges`).
                 var request = request
                 request.brief = context.json ? nil : true
+                request.ranges = request.brief
                 response = try context.send(request, timeout: timeout)
             }
         } catch ControlClient.Failure.timedOut {
             throw CommandFailure(message: "timed out after \(timeout ?? 0) s; the jobs are still going", status: .timeout)
         }
-        let outcomes = response.outcomes ?? (response.jobs ?? []).map(JobOutcome.init)
+        let outcomes = JobOutcome.all(in: response) ?? (response.jobs ?? []).map(JobOutcome.init)
         if context.json {
             context.printJSON(response.jobs ?? [])
         } else {

@@ -539,6 +539,17 @@ final class BatchTests: IntegrationTestCase {
                        [["id", "state"], ["id", "state", "error"]], line)
         let failed = try XCTUnwrap(outcomes.first { $0["state"] as? String == "failed" }, line)
         XCTAssertEqual((failed["error"] as? [String: Any])?["code"] as? String, "http_status", line)
+        let completedID = try XCTUnwrap(outcomes.first { $0["state"] as? String == "completed" }?["id"] as? Int, line)
+
+        // With `ranges` (what transferctl asks for): the completed jobs as id ranges, the others
+        // as outcomes.
+        connection.send(Data(#"{"version":1,"command":"wait","batch":\#(batch),"brief":true,"ranges":true}"#.utf8 + [10]))
+        guard case .line(let ranged) = connection.readReply(),
+              let rangedAnswer = try JSONSerialization.jsonObject(with: Data(ranged.utf8)) as? [String: Any]
+        else { return XCTFail("no answer to a brief wait with ranges") }
+        XCTAssertEqual(rangedAnswer["completed"] as? [[Int]], [[completedID, completedID]], ranged)
+        let others = try XCTUnwrap(rangedAnswer["outcomes"] as? [[String: Any]], ranged)
+        XCTAssertEqual(others.map { $0["state"] as? String }, ["failed"], ranged)
         let shown = try cli.batch(batch)
         XCTAssertEqual(shown.state, "failed", shown.jsonText)
         XCTAssertEqual(shown.jobCounts["completed"], 1, shown.jsonText)

@@ -42,6 +42,35 @@ import Testing
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(ControlRequest.self, from: Data(unknownWord.utf8)) }
     }
 
+    /// `wait` with `brief` and `ranges`: the completed jobs as the fewest id ranges, on the wire
+    /// `[first, last]`, read back by the daemon's own decoder and by Foundation's; `transferctl`
+    /// gets every job's outcome back from them.
+    @Test func completedJobsTravelAsIDRanges() throws {
+        let ids = [9, 3, 4, 5, 12, 10, 4, 1].map { JobID(rawValue: $0) }
+        let ranges = JobIDRange.covering(ids)
+        #expect(ranges.map { [$0.first.rawValue, $0.last.rawValue] } == [[1, 1], [3, 5], [9, 10], [12, 12]])
+        #expect(ranges.flatMap(\.ids) == Array(Set(ids)).sorted())
+        #expect(JobIDRange.covering([]).isEmpty)
+        let top = JobID(rawValue: .max)
+        #expect(JobIDRange.covering([top, JobID(rawValue: .max - 1)]) == [JobIDRange(first: JobID(rawValue: .max - 1), last: top)])
+
+        var response = ControlResponse()
+        response.completed = ranges
+        response.outcomes = []
+        let wire = try JSONStreamEncoder().encode(response)
+        #expect(String(decoding: wire, as: UTF8.self) == #"{"version":1,"ok":true,"outcomes":[],"completed":[[1,1],[3,5],[9,10],[12,12]]}"#)
+        #expect(try JSONTreeDecoder().decode(ControlResponse.self, from: wire) == response)
+        #expect(try JSONDecoder().decode(ControlResponse.self, from: Data(wire)) == response)
+        #expect(JobOutcome.all(in: response)?.map(\.id.rawValue) == [1, 3, 4, 5, 9, 10, 12])
+        #expect(JobOutcome.all(in: response)?.allSatisfy { $0.state == .completed && $0.error == nil } == true)
+        #expect(JobOutcome.all(in: ControlResponse()) == nil)
+        for bad in [#"{"version":1,"ok":true,"completed":[[1]]}"#, #"{"version":1,"ok":true,"completed":[[1,2,3]]}"#] {
+            #expect(throws: DecodingError.self) { try JSONTreeDecoder().decode(ControlResponse.self, from: Array(bad.utf8)) }
+        }
+        let request = #"{"version":1,"command":"wait","batch":3,"brief":true,"ranges":true}"#
+        #expect(try JSONTreeDecoder().decode(ControlRequest.self, from: Array(request.utf8)).ranges == true)
+    }
+
     @Test func validationRefusesBadJobsWithOneLine() {
         func refusal(_ job: NewJob) -> ControlError? {
             do { try JobValidation.validate(job); return nil } catch { return ControlError(error) }

@@ -119,7 +119,13 @@ extension CommandService {
             switch result {
             case .success(let jobs) where request.brief == true:
                 var response = ControlResponse()
-                response.outcomes = jobs.map(JobOutcome.init)
+                if request.ranges == true {
+                    let completed = jobs.filter { $0.state == .completed }
+                    response.completed = JobIDRange.covering(completed.map(\.id))
+                    response.outcomes = jobs.filter { $0.state != .completed }.map(JobOutcome.init)
+                } else {
+                    response.outcomes = jobs.map(JobOutcome.init)
+                }
                 reply(response)
             case .success(let jobs):
                 reply(ControlResponse(jobs: jobs))

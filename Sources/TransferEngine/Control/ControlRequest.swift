@@ -47,6 +47,9 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var types: [TransferEvent.Kind]?
     /// `wait`: answer with `outcomes` (id, state, error) instead of whole `jobs`.
     public var brief: Bool?
+    /// `wait` with `brief`: the jobs that completed as id ranges (`completed`), `outcomes` only
+    /// for the others.
+    public var ranges: Bool?
 
     /// Refuses more than `maxIDs` ids and keeps the first of each repeated id, in order: the
     /// size of the work a request asks for is the number of distinct jobs it names.

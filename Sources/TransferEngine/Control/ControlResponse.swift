@@ -7,8 +7,10 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var error: ControlError?
     /// `list`, and the jobs a command acted on or waited for.
     public var jobs: [Job]?
-    /// `wait` with `brief`: how each job ended.
+    /// `wait` with `brief`: how each job ended (with `ranges`: each job that did not complete).
     public var outcomes: [JobOutcome]?
+    /// `wait` with `brief` and `ranges`: the ids of the jobs that completed.
+    public var completed: [JobIDRange]?
     /// `pause`, `resume`: the jobs already in the state asked for (a paused job paused, a queued
     /// or running one resumed), left as they were.
     public var unchanged: [Job]?

@@ -12,4 +12,16 @@ public struct JobOutcome: Codable, Equatable, Sendable {
         state = job.state
         error = job.state == .completed ? nil : job.error
     }
+
+    /// Each job of `response`: its `outcomes`, and its `completed` ranges (`ranges`) one by one.
+    public static func all(in response: ControlResponse) -> [JobOutcome]? {
+        guard response.outcomes != nil || response.completed != nil else { return nil }
+        let completed = (response.completed ?? []).lazy.flatMap(\.ids).map { JobOutcome(id: $0, state: .completed) }
+        return (response.outcomes ?? []) + completed
+    }
+
+    private init(id: JobID, state: JobState) {
+        self.id = id
+        self.state = state
+    }
 }
