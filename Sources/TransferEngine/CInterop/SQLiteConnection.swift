@@ -50,6 +50,14 @@ final class SQLiteConnection {
         while try statement.step() {}
     }
 
+    /// `run` for a statement whose values `values` binds one call at a time (`SQLiteBinder`).
+    func run(_ sql: String, binding values: (inout SQLiteBinder) -> Void) throws(SQLiteError) {
+        let statement = try prepared(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        while try statement.step() {}
+    }
+
     /// Runs a query and maps each row.
     func query<T>(_ sql: String, _ values: [any SQLiteBindable] = [], _ map: (inout SQLiteRow) throws -> T) throws -> [T] {
         let statement = try prepared(sql)

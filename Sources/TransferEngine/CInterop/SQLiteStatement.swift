@@ -43,6 +43,16 @@ final class SQLiteStatement {
         }
     }
 
+    /// `bind` for values given one call at a time (`SQLiteBinder`); `values` must give one for
+    /// each parameter.
+    func bind(_ values: (inout SQLiteBinder) -> Void) throws(SQLiteError) {
+        sqlite3_reset(handle)
+        var binder = SQLiteBinder(handle)
+        values(&binder)
+        guard binder.failure == SQLITE_OK else { throw error(binder.failure) }
+        precondition(binder.count == sqlite3_bind_parameter_count(handle), "a value for each parameter of \(sql)")
+    }
+
     /// Resets the statement for a run that binds `count` values; bindings left from the last run
     /// matter only where this one binds fewer.
     private func reset(binding count: Int) {

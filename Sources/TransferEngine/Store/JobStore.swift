@@ -100,13 +100,16 @@ public final class JobStore {
                               method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
                               idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            job.kind.rawValue, job.state.rawValue, job.stateReason, job.url, job.path, headers, job.sha256,
-            job.overwrite, job.priority.rawValue, job.batch, job.limit, job.maxRetries,
-            job.bytesDone, job.bytesTotal, now.rawValue, now.rawValue,
-            job.method, upload, tls, job.key, job.onComplete, job.onFail,
-            destination, job.umask, job.maxFilesize, job.idempotencyKey, job.retryUnsafe,
-            job.outputDirectory, onExists?.rawValue, job.headerCommand, network, remote)
+            """
+        ) { bind in
+            bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
+            bind(headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
+            bind(job.limit); bind(job.maxRetries); bind(job.bytesDone); bind(job.bytesTotal); bind(now.rawValue)
+            bind(now.rawValue); bind(job.method); bind(upload); bind(tls); bind(job.key); bind(job.onComplete)
+            bind(job.onFail); bind(destination); bind(job.umask); bind(job.maxFilesize); bind(job.idempotencyKey)
+            bind(job.retryUnsafe); bind(job.outputDirectory); bind(onExists?.rawValue); bind(job.headerCommand)
+            bind(network); bind(remote)
+        }
     }
 
     // MARK: Destinations
@@ -275,11 +278,13 @@ public final class JobStore {
                    finished_at = ?, bytes_done = coalesce(?, bytes_done), bytes_total = coalesce(?, bytes_total), updated_at = ?,
                    destination = CASE WHEN ? THEN NULL ELSE destination END, wait_reason = ?
             WHERE id = ?
-            """,
-            change.state.rawValue, change.reason, change.error?.code, change.error?.message,
-            change.httpStatus, change.nextAttemptAt?.rawValue,
-            change.state.hasEnded ? now.rawValue : Int64?.none, change.bytesDone, change.bytesTotal, now.rawValue,
-            change.state.hasEnded, change.waitReason?.rawValue, id.rawValue)
+            """
+        ) { bind in
+            bind(change.state.rawValue); bind(change.reason); bind(change.error?.code); bind(change.error?.message)
+            bind(change.httpStatus); bind(change.nextAttemptAt?.rawValue)
+            bind(change.state.hasEnded ? now.rawValue : nil); bind(change.bytesDone); bind(change.bytesTotal)
+            bind(now.rawValue); bind(change.state.hasEnded); bind(change.waitReason?.rawValue); bind(id.rawValue)
+        }
     }
 
     // MARK: Attempts
@@ -295,17 +300,27 @@ public final class JobStore {
                 try connection.run("""
                     UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
                            started_at = coalesce(started_at, ?), bytes_done = ?, bytes_total = ?, updated_at = ? WHERE id = ?
-                    """, number, now.rawValue, resume.bytesDurable, resume.bytesTotal, now.rawValue, id.rawValue)
+                    """
+                ) { bind in
+                    bind(number); bind(now.rawValue); bind(resume.bytesDurable); bind(resume.bytesTotal); bind(now.rawValue)
+                    bind(id.rawValue)
+                }
             } else {
                 try connection.run("""
                     UPDATE jobs SET state = 'running', state_reason = NULL, attempts = ?, next_attempt_at = NULL, wait_reason = NULL,
                            started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?
-                    """, number, now.rawValue, now.rawValue, id.rawValue)
+                    """
+                ) { bind in
+                    bind(number); bind(now.rawValue); bind(now.rawValue); bind(id.rawValue)
+                }
             }
             try connection.run("""
                 INSERT OR REPLACE INTO attempts (job_id, number, started_at, range_start, started_over)
                 VALUES (?, ?, ?, ?, ?)
-                """, id.rawValue, number, now.rawValue, rangeStart, startedOver?.rawValue)
+                """
+            ) { bind in
+                bind(id.rawValue); bind(number); bind(now.rawValue); bind(rangeStart); bind(startedOver?.rawValue)
+            }
         }
     }
 
@@ -320,7 +335,11 @@ public final class JobStore {
         try connection.run("""
             UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?, metrics = ?
             WHERE job_id = ? AND number = ?
-            """, now.rawValue, httpStatus, error?.code, error?.message, bytes, metricsJSON, id.rawValue, number)
+            """
+        ) { bind in
+            bind(now.rawValue); bind(httpStatus); bind(error?.code); bind(error?.message); bind(bytes); bind(metricsJSON)
+            bind(id.rawValue); bind(number)
+        }
     }
 
     /// Closes the attempts a stopped daemon left open, so `show` says what happened to them.
@@ -439,10 +458,13 @@ public final class JobStore {
                 file_inode = excluded.file_inode, file_size = excluded.file_size,
                 file_mtime_ns = excluded.file_mtime_ns, file_writing = excluded.file_writing,
                 decoded = excluded.decoded
-            """, id.rawValue, state.partialPath, state.bytesDurable, state.validators.etag,
-            state.validators.lastModified, state.bytesTotal, state.finalizing,
-            state.file.map { Int64(bitPattern: $0.device) }, state.file.map { Int64(bitPattern: $0.inode) },
-            state.file?.size, state.file?.modifiedNanoseconds, state.fileWriting, state.decoded)
+            """
+        ) { bind in
+            bind(id.rawValue); bind(state.partialPath); bind(state.bytesDurable); bind(state.validators.etag)
+            bind(state.validators.lastModified); bind(state.bytesTotal); bind(state.finalizing)
+            bind(state.file.map { Int64(bitPattern: $0.device) }); bind(state.file.map { Int64(bitPattern: $0.inode) })
+            bind(state.file?.size); bind(state.file?.modifiedNanoseconds); bind(state.fileWriting); bind(state.decoded)
+        }
     }
 
     public func deleteResume(_ id: JobID) throws {
