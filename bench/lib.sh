@@ -19,7 +19,7 @@ cleanup() {
 trap cleanup EXIT
 
 build_release() {
-    (cd "$ROOT" && swift build -c release --product transferd >/dev/null && swift build -c release --product transferctl >/dev/null)
+    "$ROOT/scripts/build.sh" >/dev/null
 }
 
 # start_nginx [SERVER_CONFIG] [HTTP_CONFIG] [MAIN_CONFIG]: lines for the server block, the http

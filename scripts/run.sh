@@ -6,7 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 install_packages "${BUILD_PACKAGES[@]}"
-swift build -c release --product transferd >&2
-swift build -c release --product transferctl >&2
+scripts/build.sh >&2
 echo "transferctl is at $(pwd)/.build/release/transferctl" >&2
 exec .build/release/transferd "$@"
