@@ -95,6 +95,42 @@ import Testing
         #expect(pretty == foundation)
     }
 
+    /// Whole numbers and thousandths take a shorter way than `description`: the digits are the same.
+    @Test func doublesAreWrittenAsTheirShortestDigits() throws {
+        var generator = SplitMix64(seed: 18)
+        var values: [Double] = [0, -0.0, 0.001, -0.001, 0.5, 1, 12.5, 100, 0.1, 0.2, 0.3, 1.005, 2.675, 1e-3, 1e-4, 1e-5,
+                                123_456_789.123, 999_999_999_999.999, 1e12, 1e15, 1e16, 1e300, 0.1 + 0.2, 1.0 / 3]
+        for _ in 0..<5_000 {
+            let micro = Int64(bitPattern: generator.next()) % 10_000_000_000_000
+            values.append(Double(micro) / 1000)
+            values.append(Double(micro % 100_000) / 1000)
+            values.append(Double(bitPattern: generator.next() >> 2))
+        }
+        for value in values where value.isFinite {
+            var expected = value.description
+            if expected.hasSuffix(".0") { expected.removeLast(2) }
+            let written = String(decoding: try JSONStreamEncoder().encode(value), as: UTF8.self)
+            #expect(written == expected, "\(value)")
+        }
+        #expect(JSONStream.thousandths(0.001) == 1)
+        #expect(JSONStream.thousandths(-0.0) == nil)
+        #expect(JSONStream.thousandths(1.0 / 3) == nil)
+    }
+
+    /// The store's metrics, written by hand, are what `Codable` writes.
+    @Test func attemptMetricsAreStoredAsCodableWritesThem() throws {
+        let full = AttemptMetrics(nameLookupMs: 0.012, connectMs: 0.25, tlsMs: 0, firstByteMs: 1.5, totalMs: 12_345.678,
+                                  httpVersion: "1.1", remoteAddress: "127.0.0.1:8080", bytesPerSecond: 52_428_800)
+        var bare = full
+        bare.httpVersion = nil
+        bare.remoteAddress = nil
+        bare.totalMs = 1.0 / 3
+        for metrics in [full, bare] {
+            #expect(try metrics.storedJSON() == String(decoding: try JSONStreamEncoder().encode(metrics), as: UTF8.self))
+            #expect(try JSONDecoder().decode(AttemptMetrics.self, from: Data(metrics.storedJSON().utf8)) == metrics)
+        }
+    }
+
     @Test func numbersThatJSONCannotHoldAreRefused() {
         #expect(throws: EncodingError.self) { try JSONStreamEncoder().encode([Double.nan]) }
         #expect(throws: EncodingError.self) { try JSONStreamEncoder().encode(["x": Double.infinity]) }

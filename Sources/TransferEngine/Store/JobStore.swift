@@ -331,7 +331,7 @@ public final class JobStore {
 
     public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
                               metrics: AttemptMetrics? = nil, now: Timestamp = .now) throws {
-        let metricsJSON = try metrics.map { try JobStore.json($0) }
+        let metricsJSON = try metrics?.storedJSON()
         try connection.run("""
             UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?, metrics = ?
             WHERE job_id = ? AND number = ?
