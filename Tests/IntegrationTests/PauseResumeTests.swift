@@ -6,6 +6,24 @@ import XCTest
 final class PauseResumeTests: IntegrationTestCase {
     override class var slowRate: String { "512k" }
 
+    /// A running download has resume data from its first attempt on, before any checkpoint:
+    /// nothing durable yet, so nothing to continue (its start records no row for it).
+    func testARunningDownloadBeforeItsFirstCheckpointExportsNoBytes() throws {
+        let size = 4 * MiB
+        let name = "early.bin"
+        try makeSource(name, size: size)
+        let dest = destination(name)
+        let id = try cli.download(nginx.url(.slow, name), to: dest)
+        _ = try awaitProgress(id, atLeast: 64 * KiB, total: size)
+        let resume = try cli.resumeData(id)
+        XCTAssertEqual(jsonInt(resume["bytesReceived"]), 0, "no checkpoint yet: \(resume.jsonText)")
+        XCTAssertEqual(resume["partialPath"] as? String, Files.partialPath(for: dest).path, "partialPath per the spec")
+        XCTAssertEqual(resume["url"] as? String, nginx.url(.slow, name), "resume-data.url")
+        XCTAssertEqual(cli.run(["cancel", String(id)]).exitCode, 0)
+        _ = try cli.awaitState(id, "cancelled")
+        XCTAssertEqual(cli.run(["resume-data", String(id)]).exitCode, 1, "a cancelled job has none")
+    }
+
     func testPauseKeepsProgressAndResumeUsesRange() throws {
         let size = 4 * MiB
         let name = "pause.bin"

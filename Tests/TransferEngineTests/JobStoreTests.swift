@@ -183,7 +183,9 @@ import Testing
         }
         #expect(created.size == 0)
         #expect(start.file == created.identity)
-        #expect(try store.resumeState(fresh.id)?.file == created.identity)
+        #expect(try store.resumeState(fresh.id) == nil, "nothing to continue: no row until a checkpoint or the finalizing mark")
+        #expect(try store.job(fresh.id)?.state == .running)
+        #expect(try store.attempts(fresh.id).map(\.number) == [1])
 
         let stopped = try store.insert(newJob("stopped.bin"), maxRetries: 3, resume: nil)
         let partial = stopped.partialPath!

@@ -43,9 +43,9 @@ enum AttemptPreparation: Sendable {
 
         /// The plan of an attempt for which the store holds nothing but the job itself, known
         /// without reading it (nil: it must be read). A download that never began an attempt
-        /// and has no bytes has no resume state worth reading: the record of an attempt's start
-        /// writes one in the same transaction as its number, and a job created from resume data
-        /// counts its bytes. A plain upload reads nothing; a directory backup's PUT (its batch's
+        /// and has no bytes has no resume state worth reading: an attempt's resume state (its
+        /// start's, a checkpoint's, a stop's, a finalizing mark) is recorded after its number, so
+        /// a later attempt reads it, and a job created from resume data counts its bytes. A plain upload reads nothing; a directory backup's PUT (its batch's
         /// prefix) and a resumable upload (its session) do.
         private static func known(_ job: Job, attempt: Int, at now: Timestamp) -> Plan? {
             let nothingStored = switch job.kind {
@@ -141,12 +141,21 @@ enum AttemptPreparation: Sendable {
         switch self {
         case .ready(_, let start, let startedOver):
             try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: start.bytesDurable,
-                                   startedOver: startedOver, resume: start, now: plan.at)
+                                   startedOver: startedOver, resume: Self.worthRecording(start, plan), now: plan.at)
         case .upload, .session:
             try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: 0, now: plan.at)
         case .finalize, .alreadyComplete:
             break
         }
+    }
+
+    /// The resume state an attempt's start records: none for a download that starts with nothing
+    /// stored (no resume state, no bytes, no size known). Its 0 bytes continue nothing, so its
+    /// first checkpoint or its finalizing mark writes the first row: one statement less for
+    /// each small file (`resume-data` answers such a job with the same empty state).
+    private static func worthRecording(_ start: ResumeState, _ plan: Plan) -> ResumeState? {
+        let fresh = plan.resume == nil && start.bytesDurable == 0 && plan.job.bytesDone == 0 && plan.job.bytesTotal == nil
+        return fresh ? nil : start
     }
 
     /// An upload sends its whole body again on every attempt: multipart cannot continue mid-stream.
