@@ -12,6 +12,8 @@ struct CoreDriver {
     private(set) var started: [(id: JobID, attempt: Int)] = []
     private(set) var stops: [JobID] = []
     private(set) var finalizes: [(id: JobID, report: AttemptReport)] = []
+    /// The completion records `finalize` actions carried (the finishing group writes them).
+    private(set) var completions: [StateRecord?] = []
     private(set) var published: [TransferEvent] = []
     private(set) var probes: [String] = []
     private(set) var hooks: [PendingHook] = []
@@ -53,7 +55,9 @@ struct CoreDriver {
             unrecorded.append(record)
             started.append((record.id, attempt))
         case .stop(let id): stops.append(id)
-        case .finalize(let id, let report): finalizes.append((id, report))
+        case .finalize(let id, let report, let completion):
+            finalizes.append((id, report))
+            completions.append(completion)
         case .publish(let event): published.append(event)
         case .probe(let url, _): probes.append(url)
         case .armRetryTimer(let due): retryTimer = due
@@ -104,6 +108,11 @@ struct CoreDriver {
     func job(_ id: Int64) -> Job? { core.job(JobID(rawValue: id)) }
     func state(_ id: Int64) -> JobState? { job(id)?.state }
     func startedIDs() -> [Int64] { started.map(\.id.rawValue) }
+    /// The completion the job's last `finalize` action carried.
+    func completion(of id: JobID) -> StateRecord? {
+        finalizes.indices.last { finalizes[$0].id == id }.flatMap { completions[$0] }
+    }
+
     func lastRecord(of id: Int64) -> StateRecord? { records.last { $0.id.rawValue == id } }
 }
 

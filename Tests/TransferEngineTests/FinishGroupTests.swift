@@ -6,7 +6,7 @@ import Testing
 @Suite struct FinishGroupTests {
     let directory = TemporaryDirectory()
 
-    @Test func eachFileIsMarkedFinalizingRenamedAndAnsweredAndARefusedOneFailsAlone() async throws {
+    @Test func eachFileIsMarkedFinalizingRenamedRecordedAndAnsweredAndARefusedOneFailsAlone() async throws {
         let jobs = try JobStore(path: directory.database("f.db"))
         let store = StoreQueue(jobs)
         try FileManager.default.createDirectory(atPath: directory.file("a"), withIntermediateDirectories: true)
@@ -17,7 +17,8 @@ import Testing
                                    maxRetries: 1, resume: nil).id)
         })
         let group = FinishGroup(store: store)
-        let results = try await withThrowingTaskGroup(of: (String, Result<Void, TransferError>).self) { tasks in
+        let before = Timestamp.now
+        let results = try await withThrowingTaskGroup(of: (String, Result<RecordedCompletion?, TransferError>).self) { tasks in
             for name in names {
                 let destination = directory.file(name)
                 let file = try PartialFile(path: PartialFile.partialPath(for: destination))
@@ -26,27 +27,38 @@ import Testing
                 #expect(file.writeLater(Array(name.utf8.dropFirst(2)), at: 2))
                 let state = ResumeState(partialPath: file.path, bytesDurable: Int64(name.utf8.count))
                 let id = ids[name]!
+                var completion = StateRecord(token: 1, id: id, change: StateChange(.completed, bytesDone: state.bytesDurable), at: before)
+                completion.resume = .delete
                 tasks.addTask {
                     await withCheckedContinuation { done in
                         group.finish(FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
-                                                        replacing: false, mode: 0o640) { done.resume(returning: (name, $0)) })
+                                                        replacing: false, mode: 0o640, completion: completion) {
+                            done.resume(returning: (name, $0))
+                        })
                     }
                 }
             }
-            return try await tasks.reduce(into: [String: Result<Void, TransferError>]()) { $0[$1.0] = $1.1 }
+            return try await tasks.reduce(into: [String: Result<RecordedCompletion?, TransferError>]()) { $0[$1.0] = $1.1 }
         }
         for name in ["a/one", "a/two", "b/three"] {
-            #expect((try? results[name]?.get()) != nil, "\(name)")
+            let recorded = try #require(try? results[name]?.get(), "\(name) is recorded with its group")
+            #expect(recorded.error == nil && recorded.record.at >= before, "\(name): recorded when it was written")
+            let job = try store.sync { try $0.job(ids[name]!) }
+            #expect(job?.state == .completed && job?.finishedAt == recorded.record.at, "\(name): completed at that time")
             #expect(FileManager.default.contents(atPath: directory.file(name)) == Data(name.utf8))
             let marked = try store.sync { try $0.resumeState(ids[name]!) }
-            #expect(marked?.finalizing == true, "\(name) is marked before its rename")
-            #expect(marked?.file?.size == Int64(name.utf8.count), "\(name): marked as written whole")
+            #expect(marked == nil, "\(name): its mark, kept until its completion was recorded, went with it")
         }
         guard case .failure(.destinationExists(let path))? = results["a/taken"] else {
             Issue.record("a taken destination is refused, not replaced: \(String(describing: results["a/taken"]))")
             return
         }
         #expect(path == directory.file("a/taken"))
+        let refused = try store.sync { try $0.job(ids["a/taken"]!) }
+        #expect(refused?.state == .queued, "a file not in place is not recorded completed")
+        let marked = try store.sync { try $0.resumeState(ids["a/taken"]!) }
+        #expect(marked?.finalizing == true, "marked finalizing before its rename was refused")
+        #expect(marked?.file?.size == Int64("a/taken".utf8.count), "marked as written whole")
         #expect(FileManager.default.contents(atPath: directory.file("a/taken")) == Data("old".utf8))
     }
 }

@@ -39,7 +39,7 @@ import Testing
                 guard let id = model.anyFinalizing(below) else { continue }
                 let results: [Result<Int64, TransferError>] = [.success(0), .failure(.io(path: "/d", operation: "rename", errno: 5)),
                                                                .failure(.checksumMismatch(expected: "a", actual: "b"))]
-                model.finalized(id, results[below(3)])
+                model.finalized(id, results[below(3)], recordedWithIt: below(2) == 0)
             case 8, 9, 10: model.recordOne(below, failing: below(25) == 0)
             case 11: model.claim(below)
             case 12:
@@ -141,10 +141,21 @@ private struct Model {
         send(.stopped(id, withTransfer ? report(id, attempt, .completed, grow: grow) : nil))
     }
 
-    mutating func finalized(_ id: JobID, _ result: Result<Int64, TransferError>) {
+    /// `recordedWithIt`: a completion is recorded by its finishing group, as the store's queue
+    /// orders it: after every earlier record of the job.
+    mutating func finalized(_ id: JobID, _ result: Result<Int64, TransferError>, recordedWithIt: Bool) {
         let attempt = driver.core.jobs[id]!.job.attempts
         let report = report(id, attempt, .completed, grow: 0)
-        send(.finalized(id, report, result.map { _ in report.resume?.bytesDurable ?? 0 }))
+        let bytes = result.map { _ in report.resume?.bytesDurable ?? 0 }
+        if recordedWithIt, case .success = bytes, !driver.unrecorded.contains(where: { $0.id == id }),
+           let completion = driver.completion(of: id) {
+            checkRecord(completion)
+            send(.finalized(id, report, bytes, recorded: RecordedCompletion(record: completion)))
+            // Forgotten once recorded: the store's copy is what a later command loads.
+            known[id]?.apply(completion.change, now: completion.at)
+            return
+        }
+        send(.finalized(id, report, bytes))
     }
 
     /// The store records one change, never before an earlier one of the same job.
@@ -267,7 +278,7 @@ private struct Model {
             for (id, record) in driver.core.jobs.sorted(by: { $0.key < $1.key }) {
                 switch record.phase {
                 case .stopping: stopped(id, withTransfer: false, grow: 0)
-                case .finalizing: finalized(id, .success(0))
+                case .finalizing: finalized(id, .success(0), recordedWithIt: round % 2 == 0)
                 case .idle, .attempt, .claiming: command(.cancel, id)
                 }
             }

@@ -331,6 +331,49 @@ import Testing
         #expect(driver.startedIDs() == Array(1...all + 1))
     }
 
+    /// The completion travels with the file: the finishing group records it with the rename, and
+    /// the core applies it as written, with no record of its own.
+    @Test func aCompletionRecordedWithItsFileIsAppliedAsWritten() throws {
+        var (driver, id, report) = finishingJob()
+        driver.recordNext()
+        var written = try #require(driver.completions.last ?? nil, "the finalize action carries the completion")
+        #expect(written.change.state == .completed && written.change.bytesDone == 1000 && written.resume == .delete)
+        #expect(written.attempt == report.record(error: nil))
+        #expect(driver.state(1) == .running, "nothing changes until it is written")
+        let records = driver.records.count
+        written.at = Timestamp(milliseconds: driver.now.rawValue + 7)
+        driver.send(.finalized(id, report, .success(1000), recorded: RecordedCompletion(record: written)))
+        #expect(driver.records.count == records, "no record of its own")
+        #expect(driver.core.job(id) == nil, "ended and recorded: forgotten")
+        let completed = try #require(driver.published.last { $0.type == .state && $0.state == .completed })
+        #expect(completed.job == id && completed.bytesDone == 1000)
+        #expect(driver.actions.contains { if case .endRecorded(id) = $0 { true } else { false } })
+    }
+
+    @Test func aCompletionRecordedWithItsFileCarriesTheHookItMakesDueAndRunsIt() throws {
+        var driver = CoreDriver()
+        var job = makeJob(1)
+        job.onComplete = "notify-send done"
+        driver.send(.adopted([job]))
+        let id = JobID(rawValue: 1)
+        let report = makeReport(1, .completed, kept: 1000)
+        driver.send(.attemptEnded(id, report))
+        driver.recordNext()
+        let written = try #require(driver.completions.last ?? nil)
+        let hook = try #require(written.hook, "recorded with the completion, so it runs even if the daemon stops")
+        #expect(hook.event == "complete" && hook.command == "notify-send done" && hook.environment["TRANSFERD_BYTES"] == "1000")
+        driver.send(.finalized(id, report, .success(1000), recorded: RecordedCompletion(record: written)))
+        #expect(driver.hooks.map(\.key) == [hook.key], "run once recorded")
+    }
+
+    @Test func aCompletionItsFinishingGroupCouldNotRecordIsLoggedAsSuch() throws {
+        var (driver, id, report) = finishingJob()
+        driver.recordNext()
+        let written = try #require(driver.completions.last ?? nil)
+        let actions = driver.send(.finalized(id, report, .success(1000), recorded: RecordedCompletion(record: written, error: "disk full")))
+        #expect(actions.contains { if case .log(.error, let line) = $0 { line.contains("cannot record completed: disk full") } else { false } })
+    }
+
     @Test func aPauseDuringFinalizeWaitsForItAndTheJobCompletes() {
         var (driver, id, report) = finishingJob()
         #expect(driver.finalizes.count == 1)

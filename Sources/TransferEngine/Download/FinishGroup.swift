@@ -9,9 +9,10 @@ import Synchronization
 /// durable together: one syncfs for the file system many of them share (it writes their pages
 /// back itself), or each file's writeback started and then each fdatasynced side by side on
 /// threads of its own (`GroupSync` chooses), their directories opened, the `finalizing` marks
-/// recorded in one transaction, the renames, one fsync per directory, and only then is each
-/// answered. Each file keeps the order of durability of one finished alone: bytes synced,
-/// marked finalizing, renamed, directory entry synced — before its job is recorded completed.
+/// recorded in one transaction, the renames, one fsync per directory, the jobs' completions
+/// recorded in one transaction, and only then is each answered. Each file keeps the order of
+/// durability of one finished alone: bytes synced, marked finalizing, renamed, directory entry
+/// synced — before its job is recorded completed.
 /// Thread: any; groups run one at a time on their own queue.
 final class FinishGroup: Sendable {
     struct Finish: Sendable {
@@ -22,7 +23,10 @@ final class FinishGroup: Sendable {
         var destination: String
         var replacing: Bool
         var mode: mode_t
-        var done: @Sendable (Result<Void, TransferError>) -> Void
+        /// The job's record once its file is in place (nil: the scheduler records it).
+        var completion: StateRecord?
+        /// The completion as recorded, when the file is in place.
+        var done: @Sendable (Result<RecordedCompletion?, TransferError>) -> Void
     }
 
     private let store: StoreQueue
@@ -72,7 +76,31 @@ final class FinishGroup: Sendable {
                 }
             }
         }
-        for (finish, result) in zip(group, results) { finish.done(result) }
+        let recorded = recordCompletions(group, results)
+        for (index, finish) in group.enumerated() { finish.done(results[index].map { recorded[index] }) }
+    }
+
+    /// Records the completion of every job whose file is now in place, in one transaction, at
+    /// one time: no job is recorded completed before its file and directory entry are durable.
+    /// Those it cannot record are answered with why (a crash before then finds the files in
+    /// place by their `finalizing` marks).
+    private func recordCompletions(_ group: [Finish], _ results: [Result<Void, TransferError>]) -> [RecordedCompletion?] {
+        let now = Timestamp.now
+        var recorded = zip(group, results).map { finish, result -> RecordedCompletion? in
+            guard result.isSuccess, var record = finish.completion else { return nil }
+            record.at = now
+            return RecordedCompletion(record: record)
+        }
+        let records = recorded.compactMap { $0?.record }
+        guard !records.isEmpty else { return recorded }
+        do {
+            try store.sync { store in
+                for record in records { try record.write(to: store) }
+            }
+        } catch {
+            for index in recorded.indices { recorded[index]?.error = "\(error)" }
+        }
+        return recorded
     }
 
     /// Opens the directory of every file still on its way, once each; a file whose directory

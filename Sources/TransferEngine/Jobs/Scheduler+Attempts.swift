@@ -95,9 +95,9 @@ extension Scheduler {
 
     /// Verifies the finished file (its sha256, off the loop thread), then hands it to the
     /// finishing group, which syncs it, marks the resume state `finalizing` (so a crash after the
-    /// rename is recognised) and renames it into place, together with the files that finish at
-    /// the same time.
-    func finalize(_ id: JobID, _ report: AttemptReport) {
+    /// rename is recognised), renames it into place and records its `completion`, together with
+    /// the files that finish at the same time.
+    func finalize(_ id: JobID, _ report: AttemptReport, completion: StateRecord?) {
         guard let job = core.jobs[id]?.job, let file = engine[id]?.file,
               let state = report.resume ?? engine[id]?.resume else {
             return feed(.finalized(id, report, .failure(.io(path: "", operation: "finish: no partial file", errno: 0))))
@@ -115,9 +115,11 @@ extension Scheduler {
         // finish comes back for what follows (a retry resumes it, a pause syncs it).
         engine[id]?.file = nil
         let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
-                                        replacing: job.existing == .overwrite, mode: FileModes(umask: job.umask).file) { result in
+                                        replacing: job.existing == .overwrite, mode: FileModes(umask: job.umask).file,
+                                        completion: completion) { result in
             guard case .failure(let error) = result else {
-                return inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable))) }
+                let recorded = try? result.get()
+                return inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable), recorded: recorded)) }
             }
             inbox.post { scheduler in
                 scheduler.engineJob(id).file = file

@@ -38,7 +38,7 @@ extension Scheduler {
 
     private func perform(_ command: JobCommand, onIDs ids: [JobID],
                          done: @escaping (Result<CommandOutcome, CommandRefusal>) -> Void) {
-        let missing = ids.filter { core.jobs[$0] == nil }
+        let missing = ids.filter(readsFromStore)
         let applyToAll = { [unowned self] (found: [JobID: Job?]) in
             let targets: [Result<Job, CommandRefusal>] = ids.map { id in
                 if let job = core.jobs[id]?.job { return .success(job) }
@@ -47,7 +47,8 @@ extension Scheduler {
             }
             apply(command, to: targets) { done(.success($0)) }
         }
-        // Jobs in memory need nothing from the store: the command goes to the core at once.
+        // Jobs in memory (and not finishing) need nothing from the store: the command goes to
+        // the core at once.
         guard !missing.isEmpty else { return applyToAll([:]) }
         read({ store in try missing.map { id in (id, try store.job(id)) } }) { result in
             let loaded = (try? result.get()) ?? []

@@ -22,7 +22,7 @@ extension Scheduler {
         case .all: ids = core.jobs.values.filter { !$0.job.state.hasEnded }.map(\.id)
         case .ids(let named): ids = named
         }
-        let missing = ids.filter { core.jobs[$0] == nil }
+        let missing = ids.filter(readsFromStore)
         read({ store in try missing.map { id in (id, try store.job(id)) } }) { [unowned self] result in
             let loaded = (try? result.get()) ?? []
             if let unknown = loaded.first(where: { $0.1 == nil }) {
@@ -37,6 +37,16 @@ extension Scheduler {
         let token = nextAnswerToken()
         answers[token] = done
         feed(.wait(token: token, owner: owner, ids: ids, ended: ended))
+    }
+
+    /// Whether a request about `id` reads it from the store: a job not in memory, or one
+    /// finishing its file. The finishing group records that one's completion itself, perhaps
+    /// before a read queued now, while the loop hears of it only after that read's answer (the
+    /// store answers in its order): by the answer the job may have left memory, ended.
+    func readsFromStore(_ id: JobID) -> Bool {
+        guard let record = core.jobs[id] else { return true }
+        if case .finalizing = record.phase { return true }
+        return false
     }
 
     /// Whoever waited went away: forget what it was waiting for.

@@ -190,7 +190,7 @@ public final class Scheduler {
         case .record(let record): self.record(record)
         case .startAttempt(let record, let attempt): prepare(record, attempt: attempt)
         case .stop(let id): stopTransfer(of: id) { [unowned self] report in feed(.stopped(id, report)) }
-        case .finalize(let id, let report): finalize(id, report)
+        case .finalize(let id, let report, let completion): finalize(id, report, completion: completion)
         case .publish(let event): events.publish(event)
         case .probe(let jobURL, let route): probe(jobURL, route: route)
         case .armRetryTimer(let due):
@@ -204,6 +204,8 @@ public final class Scheduler {
             collectionMaker.forget(batch: batch)
             batchEnded(batch, announce: announce)
         case .endRecorded(let id):
+            // A completion its finishing group recorded had no record action to let its engine side go.
+            if engine[id]?.transfer == nil { engine[id] = nil }
             for work in whenEndRecorded.removeValue(forKey: id) ?? [] { work() }
         case .prune(let token, let candidates): deletePruned(token, candidates)
         case .answer(let token, let jobs): answers.removeValue(forKey: token)?(jobs)

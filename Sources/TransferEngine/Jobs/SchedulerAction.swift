@@ -8,8 +8,9 @@ enum SchedulerAction {
     case startAttempt(StateRecord, attempt: Int)
     /// Take the job's transfer off the engine; report `stopped` once it is idle.
     case stop(JobID)
-    /// Sync, verify and rename the finished file off the loop; report `finalized`.
-    case finalize(JobID, AttemptReport)
+    /// Sync, verify and rename the finished file off the loop; report `finalized`. `completion`:
+    /// the job's record should it complete, written with the rename (see `RecordedCompletion`).
+    case finalize(JobID, AttemptReport, completion: StateRecord?)
     case publish(TransferEvent)
     /// Probe the host of this job URL the job's way (`NetworkOptions.route`: its proxy, IP
     /// version, addresses) until it answers (one probe per host and route); report `hostAnswered`.
@@ -68,6 +69,15 @@ struct StateRecord: Sendable {
         case save(ResumeState)
         case delete
     }
+}
+
+/// A download's completion as its finishing group recorded it: `SchedulerAction.finalize`'s
+/// record, written in one transaction with the others of its group once their renames are
+/// durable, stamped with the time it was written (`error`: why it could not be). The core
+/// applies it as recorded: no record action and no answer from the store's queue of its own.
+struct RecordedCompletion: Sendable {
+    var record: StateRecord
+    var error: String?
 }
 
 extension StateRecord {

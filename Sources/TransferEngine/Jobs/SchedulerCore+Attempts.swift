@@ -7,7 +7,7 @@ extension SchedulerCore {
         switch report.outcome {
         case .completed where job.kind == .download:
             log(.debug, "job \(id): attempt \(report.attempt) received \(report.transferred) bytes; finishing the file")
-            finalize(id, report)
+            finalize(id, report, now: now)
         case .completed:
             publishAttemptFinished(id, report, error: nil)
             log(.info, "job \(id): completed, sent \(report.transferred) bytes, HTTP \(report.status ?? 0)")
@@ -153,30 +153,65 @@ extension SchedulerCore {
     }
 
     /// A download's bytes have all arrived: its file is made durable and renamed into place,
-    /// and its transfer slot goes to the next job meanwhile.
-    mutating func finalize(_ id: JobID, _ report: AttemptReport) {
+    /// and its transfer slot goes to the next job meanwhile. Its completion's record goes with
+    /// it, to be written as soon as the rename is durable (none when the report does not tell
+    /// the file's length: `finalized` records it then).
+    mutating func finalize(_ id: JobID, _ report: AttemptReport, now: Timestamp) {
         guard let record = jobs[id] else { return }
         jobs[id]?.phase = .finalizing(then: nil)
         // Shown while it is synced: every byte has arrived (recorded once it is complete).
         if let received = report.resume?.bytesDurable { jobs[id]?.job.bytesDone = received }
         admission.finishes(id, host: record.host)
-        appendAction(.finalize(id, report))
+        let completion = report.resume.flatMap { completionRecord(id, report, bytes: $0.bytesDurable, now: now) }
+        appendAction(.finalize(id, report, completion: completion))
+    }
+
+    /// A download's completion: the change, and what is recorded with it.
+    private func completed(_ report: AttemptReport, bytes: Int64, total: Int64?) -> StateChange {
+        StateChange(.completed, httpStatus: report.status, bytesDone: bytes, bytesTotal: total)
+    }
+
+    private static func completionDetails(_ report: AttemptReport) -> (inout StateRecord) -> Void {
+        { record in
+            record.attempt = report.record(error: nil)
+            record.resume = .delete
+        }
+    }
+
+    /// The record `finalized` would make of the completion, made ahead: the same change and
+    /// details as `transition` writes, its token drawn and the hook the end makes due chosen
+    /// from the job as it will be.
+    private mutating func completionRecord(_ id: JobID, _ report: AttemptReport, bytes: Int64, now: Timestamp) -> StateRecord? {
+        guard var job = jobs[id]?.job else { return nil }
+        let change = completed(report, bytes: bytes, total: job.bytesTotal)
+        var record = StateRecord(token: nextToken(), id: id, change: change, at: now)
+        Self.completionDetails(report)(&record)
+        if job.onComplete != nil {  // (the copy of the job only for a hook to run)
+            job.apply(change, now: now)
+            record.hook = PendingHook.forJob(job)
+        }
+        return record
     }
 
     /// Finalizing ended: the job completed, or failed (a checksum mismatch discards its bytes;
     /// a shortage of descriptors waits to try again); a pause or cancel given meanwhile applies
     /// only if it failed.
-    mutating func finalized(_ id: JobID, _ report: AttemptReport, _ result: Result<Int64, TransferError>, now: Timestamp) {
+    /// `recorded`: the completion as the finishing group recorded it (`finalize`'s), applied
+    /// as it was written.
+    mutating func finalized(_ id: JobID, _ report: AttemptReport, _ result: Result<Int64, TransferError>,
+                            recorded: RecordedCompletion? = nil, now: Timestamp) {
         guard let record = jobs[id], record.job.state == .running, record.job.attempts == report.attempt,
               case .finalizing(let deferred) = record.phase else { return }
         switch result {
         case .success(let bytes):
             publishAttemptFinished(id, report, error: nil)
             log(.info, "job \(id): completed, \(bytes) bytes at \(record.job.path ?? "")")
-            transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: bytes, bytesTotal: record.job.bytesTotal),
-                       now: now) {
-                $0.attempt = report.record(error: nil)
-                $0.resume = .delete
+            if let recorded {
+                assert(recorded.record.id == id && recorded.record.change.bytesDone == bytes, "job \(id): not its completion")
+                transition(id, recorded.record.change, now: recorded.record.at, recorded: recorded)
+            } else {
+                transition(id, completed(report, bytes: bytes, total: record.job.bytesTotal), now: now,
+                           Self.completionDetails(report))
             }
             for ack in deferred?.acks ?? [] { refuse(ack, .notAllowed(ack.command, id, .completed)) }
         case .failure(let error):

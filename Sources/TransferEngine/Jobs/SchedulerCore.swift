@@ -84,7 +84,7 @@ struct SchedulerCore {
         case .command(let command, let id, let loaded, let ack): perform(command, id, loaded: loaded, ack: ack, now: now)
         case .destinationClaimed(let id, let result): claimed(id, result, now: now)
         case .readyToFinalize(let id, let attempt):
-            if isCurrentAttempt(id, attempt) { finalize(id, AttemptReport(attempt: attempt, outcome: .completed)) }
+            if isCurrentAttempt(id, attempt) { finalize(id, AttemptReport(attempt: attempt, outcome: .completed), now: now) }
         case .alreadyComplete(let id, let attempt, let bytes, let total):
             if isCurrentAttempt(id, attempt) {
                 let change = StateChange(.completed, reason: "finished before the daemon stopped", bytesDone: bytes, bytesTotal: total)
@@ -95,7 +95,7 @@ struct SchedulerCore {
         case .launched(let event): if let id = event.job { publish(event, of: id) }
         case .attemptEnded(let id, let report): attemptEnded(id, report, now: now)
         case .stopped(let id, let report): stopped(id, report, now: now)
-        case .finalized(let id, let report, let result): finalized(id, report, result, now: now)
+        case .finalized(let id, let report, let result, let recorded): finalized(id, report, result, recorded: recorded, now: now)
         case .recorded(let token, let error): recorded(token, error: error)
         case .retryDue: retryDue(now: now)
         case .hostAnswered(let host): hostAnswered(host, now: now)
@@ -127,10 +127,13 @@ struct SchedulerCore {
 
     /// Changes a job's state — in memory, in the queues and ledgers, and by a `record` action in
     /// the store — and returns that record for the caller to add what goes with it.
-    /// Every state change of every job goes through here.
+    /// Every state change of every job goes through here. `recorded`: a change the store already
+    /// holds (its record made by `completionRecord`, at its time): no record action, and what
+    /// its recording completes happens now.
     @discardableResult
     mutating func transition(_ id: JobID, _ change: StateChange, now: Timestamp, acks: [CommandAck] = [],
-                                     _ with: (inout StateRecord) -> Void = { _ in }) -> StateRecord? {
+                             recorded: RecordedCompletion? = nil,
+                             _ with: (inout StateRecord) -> Void = { _ in }) -> StateRecord? {
         guard let old = jobs[id]?.job.state else { return nil }
         precondition(old.canTransition(to: change.state), "illegal transition \(old) -> \(change.state)")
         // Changed where the dictionary holds it: a copy taken first would share the job's box,
@@ -149,20 +152,24 @@ struct SchedulerCore {
             event.bytesDone = record.job.bytesDone
             event.bytesTotal = record.job.bytesTotal
         }
-        var stateRecord = StateRecord(token: nextToken(), id: id, change: change, at: now)
-        with(&stateRecord)
+        var stateRecord = recorded?.record ?? StateRecord(token: nextToken(), id: id, change: change, at: now)
+        if recorded == nil { with(&stateRecord) }
         stateRecord.awaited = !acks.isEmpty || change.state.hasEnded && waiters.contains { $0.isLast(id) }
         var ended: Job?
         if change.state.hasEnded {
             jobs[id] = nil
             ended = record.job
             ending[id] = (stateRecord.token, record.job)
-            stateRecord.hook = PendingHook.forJob(record.job)
+            if recorded == nil { stateRecord.hook = PendingHook.forJob(record.job) }
             if let batch = record.job.batch { batches.endSent(batch: batch) }
             forgetHostWait(id, host: record.route)
         }
         unrecorded[stateRecord.token] = Unrecorded(id: id, event: event, ended: ended, hook: stateRecord.hook, acks: acks)
-        actions.append(.record(stateRecord))
+        if let recorded {
+            self.recorded(stateRecord.token, error: recorded.error)
+        } else {
+            actions.append(.record(stateRecord))
+        }
         return stateRecord
     }
 

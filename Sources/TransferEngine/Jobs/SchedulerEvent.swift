@@ -32,8 +32,9 @@ enum SchedulerEvent {
     case attemptEnded(JobID, AttemptReport)
     /// A transfer the core asked to `stop` is off the engine (`report` nil: it had none yet).
     case stopped(JobID, AttemptReport?)
-    /// Finalizing (sync, verify, rename) ended: `bytes` are at the destination, or it failed.
-    case finalized(JobID, AttemptReport, Result<Int64, TransferError>)
+    /// Finalizing (sync, verify, rename) ended: `bytes` are at the destination, or it failed;
+    /// `recorded`: the completion the finishing group recorded with it (nil: none was).
+    case finalized(JobID, AttemptReport, Result<Int64, TransferError>, recorded: RecordedCompletion? = nil)
     /// The store recorded the `record` (or `startAttempt`) action with this token, or could not
     /// (`error`: why, for people).
     case recorded(token: Int, error: String?)
