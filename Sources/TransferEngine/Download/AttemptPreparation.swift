@@ -45,8 +45,9 @@ enum AttemptPreparation: Sendable {
         /// without reading it (nil: it must be read). A download that never began an attempt
         /// and has no bytes has no resume state worth reading: an attempt's resume state (its
         /// start's, a checkpoint's, a stop's, a finalizing mark) is recorded after its number, so
-        /// a later attempt reads it, and a job created from resume data counts its bytes. A plain upload reads nothing; a directory backup's PUT (its batch's
-        /// prefix) and a resumable upload (its session) do.
+        /// a later attempt reads it, and a job created from resume data counts its bytes. A plain
+        /// upload reads nothing; a directory backup's PUT (its batch's prefix) and a resumable
+        /// upload (its session) do.
         private static func known(_ job: Job, attempt: Int, at now: Timestamp) -> Plan? {
             let nothingStored = switch job.kind {
             case .download: attempt == 1 && job.bytesDone == 0
