@@ -117,13 +117,14 @@ extension Scheduler {
         let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
                                         replacing: job.existing == .overwrite, mode: FileModes(umask: job.umask).file,
                                         completion: completion) { result in
-            guard case .failure(let error) = result else {
-                let recorded = try? result.get()
-                return inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable), recorded: recorded)) }
-            }
-            inbox.post { scheduler in
-                scheduler.engineJob(id).file = file
-                scheduler.feed(.finalized(id, finished, .failure(error)))
+            switch result {
+            case .success(let recorded):
+                inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable), recorded: recorded)) }
+            case .failure(let error):
+                inbox.post { scheduler in
+                    scheduler.engineJob(id).file = file
+                    scheduler.feed(.finalized(id, finished, .failure(error)))
+                }
             }
         }
         guard let expected = job.sha256?.lowercased() else { return finishGroup.finish(finish) }

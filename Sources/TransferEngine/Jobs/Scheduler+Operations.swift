@@ -102,10 +102,12 @@ extension Scheduler {
         read({ store in (try store.job(id), try store.resumeState(id)) }) { result in
             switch result {
             case .success((.some(let job), .some(let state))): done(.success(ResumeData(job: job, state: state)))
-            case .success((.some(let job), .none)) where job.attempts > 0 && !job.state.hasEnded && job.partialPath != nil:
+            case .success((.some(let job), .none)):
                 // Started with nothing stored: nothing durable yet, and no row until there is.
-                done(.success(ResumeData(job: job, state: ResumeState(partialPath: job.partialPath ?? ""))))
-            case .success((.some(let job), .none)): done(.failure(.noResumeData(id, job.state)))
+                if job.attempts > 0, !job.state.hasEnded, let partialPath = job.partialPath {
+                    return done(.success(ResumeData(job: job, state: ResumeState(partialPath: partialPath))))
+                }
+                done(.failure(.noResumeData(id, job.state)))
             case .success((.none, _)): done(.failure(.unknownJob(id)))
             case .failure(let error): done(.failure(.store("\(error)")))
             }

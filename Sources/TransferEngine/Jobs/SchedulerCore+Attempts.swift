@@ -162,12 +162,12 @@ extension SchedulerCore {
         // Shown while it is synced: every byte has arrived (recorded once it is complete).
         if let received = report.resume?.bytesDurable { jobs[id]?.job.bytesDone = received }
         admission.finishes(id, host: record.host)
-        let completion = report.resume.flatMap { completionRecord(id, report, bytes: $0.bytesDurable, now: now) }
+        let completion = report.resume.map { completionRecord(of: record.job, report, bytes: $0.bytesDurable, now: now) }
         appendAction(.finalize(id, report, completion: completion))
     }
 
     /// A download's completion: the change, and what is recorded with it.
-    private func completed(_ report: AttemptReport, bytes: Int64, total: Int64?) -> StateChange {
+    private static func completed(_ report: AttemptReport, bytes: Int64, total: Int64?) -> StateChange {
         StateChange(.completed, httpStatus: report.status, bytesDone: bytes, bytesTotal: total)
     }
 
@@ -181,14 +181,14 @@ extension SchedulerCore {
     /// The record `finalized` would make of the completion, made ahead: the same change and
     /// details as `transition` writes, its token drawn and the hook the end makes due chosen
     /// from the job as it will be.
-    private mutating func completionRecord(_ id: JobID, _ report: AttemptReport, bytes: Int64, now: Timestamp) -> StateRecord? {
-        guard var job = jobs[id]?.job else { return nil }
-        let change = completed(report, bytes: bytes, total: job.bytesTotal)
-        var record = StateRecord(token: nextToken(), id: id, change: change, at: now)
+    private mutating func completionRecord(of job: Job, _ report: AttemptReport, bytes: Int64, now: Timestamp) -> StateRecord {
+        let change = Self.completed(report, bytes: bytes, total: job.bytesTotal)
+        var record = StateRecord(token: nextToken(), id: job.id, change: change, at: now)
         Self.completionDetails(report)(&record)
         if job.onComplete != nil {  // (the copy of the job only for a hook to run)
-            job.apply(change, now: now)
-            record.hook = PendingHook.forJob(job)
+            var ended = job
+            ended.apply(change, now: now)
+            record.hook = PendingHook.forJob(ended)
         }
         return record
     }
@@ -210,7 +210,7 @@ extension SchedulerCore {
                 assert(recorded.record.id == id && recorded.record.change.bytesDone == bytes, "job \(id): not its completion")
                 transition(id, recorded.record.change, now: recorded.record.at, recorded: recorded)
             } else {
-                transition(id, completed(report, bytes: bytes, total: record.job.bytesTotal), now: now,
+                transition(id, Self.completed(report, bytes: bytes, total: record.job.bytesTotal), now: now,
                            Self.completionDetails(report))
             }
             for ack in deferred?.acks ?? [] { refuse(ack, .notAllowed(ack.command, id, .completed)) }
