@@ -11,8 +11,8 @@ import Testing
         var host: [JobID: String] = [:]
         var state: [JobID: JobState] = [:]
 
-        init(maxActive: Int, maxPerHost: Int) {
-            admission = Admission(maxActive: maxActive, maxPerHost: maxPerHost)
+        init(maxActive: Int, maxPerHost: Int, maxFinishing: Int? = nil) {
+            admission = Admission(maxActive: maxActive, maxPerHost: maxPerHost, maxFinishing: maxFinishing)
         }
 
         func queue(_ id: Int64, _ priority: Priority = .normal, host: String = "h1") {
@@ -54,9 +54,9 @@ import Testing
         #expect(world.startAll() == [3], "a freed slot takes the oldest queued job")
     }
 
-    @Test func aFinishingJobFreesItsSlotAndItsHostsUntilEightTimesMaxActiveRun() {
+    @Test func aFinishingJobFreesItsSlotAndItsHostsUntilMaxFinishingBesideTheSlotsRun() {
         let world = World(maxActive: 2, maxPerHost: 1)
-        let all = Int64(Admission.jobsPerSlot * 2)
+        let all = Int64(2 + world.admission.maxFinishing)
         for id in 1...all + 2 { world.queue(id, host: id < all ? "a" : "h\(id)") }
         #expect(world.startAll() == [1, all])
         world.admission.finishes(JobID(rawValue: 1), host: "a")
@@ -65,10 +65,23 @@ import Testing
             #expect(world.startAll() == [id])
             world.admission.finishes(JobID(rawValue: id), host: "a")
         }
-        #expect(world.startAll() == [], "1 … \(all - 1) finishing and \(all) transferring: 8 x --max-active")
+        #expect(world.startAll() == [], "1 … \(all - 1) finishing and \(all) transferring: 31 beside each slot")
         world.move(JobID(rawValue: 1), to: .completed)
         #expect(world.admission.finishing.count == Int(all) - 2)
         #expect(world.startAll() == [all + 1])
+    }
+
+    @Test func downloadsFinishingAreBoundByTheDescriptorsTheDaemonHas() {
+        #expect(World(maxActive: 4, maxPerHost: 4).admission.maxFinishing == 124, "31 beside each slot by default")
+        let world = World(maxActive: 1, maxPerHost: 1, maxFinishing: 2)
+        for id in 1...5 { world.queue(Int64(id)) }
+        for id in 1...3 {
+            #expect(world.startAll() == [Int64(id)])
+            world.admission.finishes(JobID(rawValue: Int64(id)), host: "h1")
+        }
+        #expect(world.startAll() == [], "two finishing beside the slot: the third keeps its file open in the slot's place")
+        world.move(JobID(rawValue: 1), to: .completed)
+        #expect(world.startAll() == [4])
     }
 
     @Test func aHostAtItsCapIsPassedOverForAnother() {

@@ -96,12 +96,20 @@ import Testing
 @Suite struct DescriptorBudgetTests {
     @Test func keepsAReserveAndGivesConnectionsHalfOfTheRest() {
         let tight = DescriptorBudget(limit: 256, maxActive: 4)
-        #expect(tight.reserve == 180, "64 + 8 × 4 for the transfers + 3 × 7 × 4 for the downloads finishing beside them")
-        #expect(tight.connections == 38)
+        #expect(tight.finishing == 26, "half of 256 - (64 + 8 × 4) for the downloads finishing, 3 each")
+        #expect(tight.reserve == 174, "64 + 8 × 4 for the transfers + 3 × 26 for the downloads finishing beside them")
+        #expect(tight.connections == 41)
         #expect(DescriptorBudget(limit: 1024, maxActive: 4).connections == 256, "at most 256")
         #expect(DescriptorBudget(limit: 40, maxActive: 16).connections == 8, "at least 8")
-        #expect(DescriptorBudget(limit: 3400, maxActive: 100).connections == 218, "(3400 - 64 - 29 × 100) / 2")
+        #expect(DescriptorBudget(limit: 1500, maxActive: 100).connections == 159, "(1500 - 64 - 8 × 100 - 3 × 106) / 2")
         #expect(DescriptorBudget(limit: Int.max, maxActive: 4).connections == 256)
+    }
+
+    @Test func givesEachSlotBetweenOneAndThirtyOneDownloadsFinishing() {
+        #expect(DescriptorBudget(limit: 1024, maxActive: 4).finishing == 124, "31 per slot: descriptors are plenty")
+        #expect(DescriptorBudget(limit: 20_000, maxActive: 16).finishing == 496)
+        #expect(DescriptorBudget(limit: 40, maxActive: 16).finishing == 16, "one per slot however few descriptors")
+        #expect(DescriptorBudget(limit: 1500, maxActive: 100).finishing == 106, "half of what the transfers leave")
     }
 }
 

@@ -220,7 +220,7 @@ private struct Model {
         for slot in running.values { byHost[slot.host, default: 0] += 1 }
         #expect(byHost.values.allSatisfy { $0 <= driver.core.settings.maxPerHost }, "\(where_): host cap passed")
         let finishing = driver.core.admission.finishing
-        #expect(running.count + finishing.count <= Admission.jobsPerSlot * driver.core.settings.maxActive,
+        #expect(running.count + finishing.count <= driver.core.settings.maxActive + driver.core.admission.maxFinishing,
                 "\(where_): too many files open")
         for (id, record) in driver.core.jobs where record.job.state == .running {
             if case .finalizing = record.phase, finishing.contains(id) { continue }

@@ -315,9 +315,9 @@ import Testing
 
     // MARK: Finishing
 
-    @Test func aDownloadBeingMadeDurableGivesItsSlotToTheNextButNoMoreThanEightTimesMaxActiveRun() {
+    @Test func aDownloadBeingMadeDurableGivesItsSlotToTheNextButNoMoreThanMaxFinishingBesideTheSlots() {
         var driver = CoreDriver(maxActive: 1)
-        let all = Int64(Admission.jobsPerSlot)
+        let all = Int64(1 + driver.core.admission.maxFinishing)
         for id in 1...all + 1 { driver.send(.adopted([makeJob(id)])) }
         #expect(driver.startedIDs() == [1])
         driver.send(.attemptEnded(JobID(rawValue: 1), makeReport(1, .completed, kept: 10)))
@@ -325,7 +325,7 @@ import Testing
         #expect(driver.job(1)?.bytesDone == 10, "shown with every byte while it is synced")
         #expect(driver.startedIDs() == [1, 2], "its slot went to the next job")
         for id in 2...all { driver.send(.attemptEnded(JobID(rawValue: id), makeReport(1, .completed, kept: 10, id: id))) }
-        #expect(driver.startedIDs() == Array(1...all), "\(all) files being finished already: 8 x --max-active")
+        #expect(driver.startedIDs() == Array(1...all), "\(all) files being finished already: the slot and 31 beside it")
         driver.send(.finalized(JobID(rawValue: 1), makeReport(1, .completed, kept: 10), .success(10)))
         #expect(driver.state(1) == .completed)
         #expect(driver.startedIDs() == Array(1...all + 1))

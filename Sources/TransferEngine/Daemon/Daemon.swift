@@ -102,6 +102,7 @@ public final class Daemon {
         let loop = try UVLoop()
         var configuration = options.scheduler
         configuration.stateDirectory = paths.directory
+        configuration.maxFinishing = descriptors.finishing
         let scheduler = try Scheduler(configuration: configuration, limits: limits, store: store, loop: loop,
                                       logger: logger)
         let inbox = LoopInbox<Scheduler>(loop: loop) { [weak scheduler] in scheduler }
@@ -160,7 +161,7 @@ public final class Daemon {
         logger.info("transferd \(TransferdVersion.current) ready: \(unfinished.count) unfinished jobs, listening on \(socketPath)"
             + (activated == nil ? "" : " (socket from systemd)"))
         logger.info("file descriptors: \(descriptors.limit); up to \(descriptors.connections) control connections, "
-            + "\(descriptors.reserve) kept for the store and transfers")
+            + "\(descriptors.reserve) kept for the store, the transfers and \(descriptors.finishing) downloads finishing beside them")
         loop.run()
         withExtendedLifetime((signals, server, deadline, scheduler, commands)) {}
         // Records still gathering for their commit (`StoreQueue.gathering`) are committed now;

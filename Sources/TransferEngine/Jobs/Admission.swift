@@ -17,20 +17,32 @@ struct Admission {
     private(set) var runningByHost: [String: Int] = [:]
     /// Running downloads whose bytes have all arrived, being made durable: they hold no slot
     /// (their connection is free for the next transfer) but each keeps its file open, so at
-    /// most `jobsPerSlot × maxActive` jobs run in all.
+    /// most `maxActive + maxFinishing` jobs run in all.
     private(set) var finishing: Set<JobID> = []
-    /// A finishing group (a syncfs, a commit, the renames, a directory fsync) takes a few
-    /// milliseconds; a small file's transfer one or two. At 2 × `maxActive` the slots stood idle
-    /// for a quarter of a batch of small files, starting only as groups ended; 8 × kept them busy
-    /// (+18 % files/s; 4 ×: 14 % less than 8 ×, 32 ×: no more).
-    static let jobsPerSlot = 8
+    /// Downloads being made durable beside the transfers (beyond the slots).
+    let maxFinishing: Int
+    /// A finishing group (a syncfs, a commit, the renames, a directory fsync) takes from a few
+    /// to tens of milliseconds; a small file's transfer one or two. At 2 × `maxActive` jobs in
+    /// all the slots stood idle for a quarter of a batch of small files, starting only as
+    /// groups ended; 8 × kept them busy on a disk where a group took ~5 ms (+18 % files/s). On
+    /// one where a syncfs takes ~13 ms and a group ~40, 8 × held the starts back again (each
+    /// slot busy 75 % of the time): 32 × gave +14 % there. Fewer when the daemon's descriptors
+    /// are few (`DescriptorBudget.finishing`).
+    static let jobsPerSlot = 32
     private var queue = RunQueue()
     /// The low job giving its slot away, until it is suspended (one at a time).
     private(set) var preempting: JobID?
 
-    init(maxActive: Int, maxPerHost: Int) {
+    /// `maxFinishing`: nil for `jobsPerSlot - 1` per slot.
+    init(maxActive: Int, maxPerHost: Int, maxFinishing: Int? = nil) {
         self.maxActive = maxActive
         self.maxPerHost = maxPerHost
+        self.maxFinishing = maxFinishing ?? Self.finishing(forSlots: maxActive)
+    }
+
+    /// Downloads finishing beside `slots` transfers when descriptors are no concern.
+    static func finishing(forSlots slots: Int) -> Int {
+        (jobsPerSlot - 1).saturatingMultiply(max(slots, 1))
     }
 
     /// A job went from `old` (nil: just loaded) to `new`.
@@ -68,7 +80,7 @@ struct Admission {
     /// caller starts it (and tracks it as running). `isCurrent` drops entries of jobs that left
     /// `queued` or changed priority since they were queued.
     mutating func next(isCurrent: (RunQueue.Entry) -> Bool) -> JobID? {
-        guard running.count < maxActive, running.count + finishing.count < Self.jobsPerSlot * maxActive else { return nil }
+        guard running.count < maxActive, running.count + finishing.count < maxActive + maxFinishing else { return nil }
         let maxPerHost = maxPerHost
         let byHost = runningByHost
         return queue.pop(admits: { byHost[$0, default: 0] < maxPerHost }, isCurrent: isCurrent)?.id

@@ -13,6 +13,10 @@ public final class Scheduler {
         public var maxActive = 4
         /// Transfers to one `scheme://host:port` at once (`--max-per-host`).
         public var maxPerHost = 4
+        /// Downloads being made durable beside the transfers, each with its file open: the
+        /// daemon sets it from its descriptors (`DescriptorBudget.finishing`; nil: as many as
+        /// `Admission.jobsPerSlot` allows).
+        public var maxFinishing: Int?
         /// Retries after a failed attempt for jobs that do not say (`--retry`; a job's own wins).
         public var defaultRetries = 7
         public var stateDirectory = ""
@@ -122,6 +126,7 @@ public final class Scheduler {
         var settings = SchedulerCore.Settings()
         settings.maxActive = configuration.maxActive
         settings.maxPerHost = configuration.maxPerHost
+        settings.maxFinishing = configuration.maxFinishing
         settings.noProgressMilliseconds = configuration.noProgressMilliseconds
         settings.logLevel = logger.level
         core = SchedulerCore(settings: settings, seed: UInt64.random(in: .min ... .max))

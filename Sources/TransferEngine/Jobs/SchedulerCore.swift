@@ -8,6 +8,8 @@ struct SchedulerCore {
     struct Settings {
         var maxActive = 4
         var maxPerHost = 4
+        /// Downloads being made durable beside the transfers (nil: `Admission`'s default).
+        var maxFinishing: Int?
         /// Hooks running at once; the rest wait in order.
         var maxHooks = 4
         /// A job that keeps no new byte for this long fails instead of retrying.
@@ -59,7 +61,7 @@ struct SchedulerCore {
 
     init(settings: Settings, seed: UInt64) {
         self.settings = settings
-        admission = Admission(maxActive: settings.maxActive, maxPerHost: settings.maxPerHost)
+        admission = Admission(maxActive: settings.maxActive, maxPerHost: settings.maxPerHost, maxFinishing: settings.maxFinishing)
         random = SplitMix64(seed: seed)
     }
 
