@@ -41,6 +41,17 @@ import Testing
         }
     }
 
+    @Test func bytesKeptForLaterThatCannotBeWrittenFailEveryCallAfter() throws {
+        let destination = directory.file("unwritable")
+        let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+        #expect(file.writeLater(Array("tail".utf8), at: -1), "an offset pwrite refuses")
+        #expect(throws: TransferError.self, "the write fails") { try file.writeDeferred() }
+        #expect(throws: TransferError.self, "and so does the next call: the bytes are not there") { try file.writeDeferred() }
+        #expect(throws: TransferError.self, "nor is the file synced as if they were") { try file.sync() }
+        #expect(throws: TransferError.self, "nor moved into place") { try file.moveIntoPlace(destination, replacing: false) }
+        #expect(!FileManager.default.fileExists(atPath: destination))
+    }
+
     @Test func bytesKeptForLaterAreBoundedInAllFilesTogether() throws {
         let first = try PartialFile(path: directory.file(".a.transferd-part"))
         let second = try PartialFile(path: directory.file(".b.transferd-part"))

@@ -34,6 +34,11 @@ final class FinishGroup: Sendable {
     private let threads = SyncPool()
     private let queue = DispatchQueue(label: "transferd.finish")
     private let pending = Mutex<[Finish]>([])
+    /// Files handed over whose kept bytes are not written yet. A writer of their own writes
+    /// them as they come, while the group before them is being made durable: their group then
+    /// finds them written (or waits for the write under way, or fails with its error).
+    private let unwritten = Mutex<[PartialFile]>([])
+    private let writer = DispatchQueue(label: "transferd.finish.writer")
 
     init(store: StoreQueue) {
         self.store = store
@@ -47,6 +52,24 @@ final class FinishGroup: Sendable {
             return group.count == 1
         }
         if first { queue.async { [self] in drain() } }
+        let firstUnwritten = unwritten.withLock { files in
+            files.append(finish.file)
+            return files.count == 1
+        }
+        if firstUnwritten { writer.async { [self] in writeUnwritten() } }
+    }
+
+    /// Writes the kept bytes of the files handed over, until none is left; a failure stays
+    /// with its file and fails that file's finish.
+    private func writeUnwritten() {
+        while true {
+            let files = unwritten.withLock { files in
+                defer { files.removeAll(keepingCapacity: true) }
+                return files
+            }
+            guard !files.isEmpty else { return }
+            for file in files { try? file.writeDeferred() }
+        }
     }
 
     private func drain() {

@@ -21,9 +21,9 @@ public final class PartialFile: @unchecked Sendable {
     /// The file as it was opened (locked since: nothing of transferd's changed it meanwhile
     /// unless this object did).
     let openedAs: FileIdentity
-    /// Bytes `writeLater` kept, and where they go: written before anything syncs, reads or
-    /// renames the file.
-    private let deferred = Mutex<(bytes: [UInt8], offset: Int64)?>(nil)
+    /// Bytes `writeLater` kept, and where they go (written before anything syncs, reads or
+    /// renames the file), or why writing them failed.
+    private let deferred = Mutex<DeferredWrite>(.none)
     /// Bytes kept by `writeLater` in all files, and the most they may be: finishing groups that
     /// fall behind make the loop write again rather than hold an unbounded backlog in memory.
     private static let deferredTotal = Atomic<Int>(0)
@@ -138,22 +138,34 @@ public final class PartialFile: @unchecked Sendable {
             Self.deferredTotal.subtract(bytes.count, ordering: .relaxed)
             return false
         }
-        deferred.withLock { kept in
-            precondition(kept == nil, "one write kept at a time")
-            kept = (bytes, offset)
+        deferred.withLock { state in
+            guard case .none = state else { preconditionFailure("one write kept at a time") }
+            state = .kept(bytes, at: offset)
         }
         return true
     }
 
-    /// Writes the bytes `writeLater` kept, if any. They are let go of either way: a failure
-    /// fails the finish, and the next attempt finds the file short of its recorded length.
+    /// Writes the bytes `writeLater` kept, if any. They are let go of either way; a failure
+    /// is kept, and every later call fails with it (the finish fails, and the next attempt
+    /// finds the file short of its recorded length). The write happens under the lock: a call
+    /// on another thread meanwhile waits for it, and returns only once the bytes are written.
     func writeDeferred() throws(TransferError) {
-        guard let kept = deferred.withLock({ kept in
-            defer { kept = nil }
-            return kept
-        }) else { return }
-        defer { Self.deferredTotal.subtract(kept.bytes.count, ordering: .relaxed) }
-        try kept.bytes.withUnsafeBytes { bytes in Result { () throws(TransferError) in try write(bytes, at: kept.offset) } }.get()
+        try deferred.withLock { state throws(TransferError) in
+            switch state {
+            case .none:
+                return
+            case .failed(let error):
+                throw error
+            case .kept(let bytes, let offset):
+                defer { Self.deferredTotal.subtract(bytes.count, ordering: .relaxed) }
+                let written = bytes.withUnsafeBytes { bytes in Result { () throws(TransferError) in try write(bytes, at: offset) } }
+                if case .failure(let error) = written {
+                    state = .failed(error)
+                    throw error
+                }
+                state = .none
+            }
+        }
     }
 
     public func truncate(to length: Int64) throws(TransferError) {
@@ -279,4 +291,12 @@ public final class PartialFile: @unchecked Sendable {
     static func error(path: String, operation: String, errno code: Int32) -> TransferError {
         .file(path: path, operation: operation, errno: code)
     }
+}
+
+/// The last bytes of a complete body, kept by `PartialFile.writeLater` until a finishing thread
+/// writes them, or why that failed.
+enum DeferredWrite {
+    case none
+    case kept([UInt8], at: Int64)
+    case failed(TransferError)
 }
