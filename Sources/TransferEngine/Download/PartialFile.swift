@@ -21,6 +21,14 @@ public final class PartialFile: @unchecked Sendable {
     /// The file as it was opened (locked since: nothing of transferd's changed it meanwhile
     /// unless this object did).
     let openedAs: FileIdentity
+    /// The last bytes of a complete body, kept by `writeLater` until a finishing thread writes
+    /// them, or why that failed.
+    private enum DeferredWrite {
+        case none
+        case kept([UInt8], at: Int64)
+        case failed(TransferError)
+    }
+
     /// Bytes `writeLater` kept, and where they go (written before anything syncs, reads or
     /// renames the file), or why writing them failed.
     private let deferred = Mutex<DeferredWrite>(.none)
@@ -291,12 +299,4 @@ public final class PartialFile: @unchecked Sendable {
     static func error(path: String, operation: String, errno code: Int32) -> TransferError {
         .file(path: path, operation: operation, errno: code)
     }
-}
-
-/// The last bytes of a complete body, kept by `PartialFile.writeLater` until a finishing thread
-/// writes them, or why that failed.
-enum DeferredWrite {
-    case none
-    case kept([UInt8], at: Int64)
-    case failed(TransferError)
 }
