@@ -110,6 +110,9 @@ import Testing
         #expect(DescriptorBudget(limit: 20_000, maxActive: 16).finishing == 496)
         #expect(DescriptorBudget(limit: 40, maxActive: 16).finishing == 16, "one per slot however few descriptors")
         #expect(DescriptorBudget(limit: 1500, maxActive: 100).finishing == 106, "half of what the transfers leave")
+        let documented = [(256, 4), (1024, 4), (4096, 100), (1024, 100)].map { DescriptorBudget(limit: $0, maxActive: $1) }
+        #expect(documented.map { [$0.finishing, $0.reserve, $0.connections] }
+                == [[26, 174, 41], [124, 468, 256], [538, 2478, 256], [100, 1164, 8]], "docs/control-protocol.md's table")
     }
 }
 
