@@ -77,7 +77,9 @@ final class FinishGroup: Sendable {
             defer { group.removeAll(keepingCapacity: true) }
             return group
         }
-        // A complete body's last bytes, kept from the loop thread, go to the file first.
+        // A complete body's last bytes, kept from the loop thread, are in the file first: the
+        // writer has written most of them by now; this writes the rest, waits for a write
+        // under way, or fails a file with its write's error.
         var results = group.map { finish in Result { () throws(TransferError) in try finish.file.writeDeferred() } }
         syncAll(group, &results)
         let directories = openDirectories(group, &results)
