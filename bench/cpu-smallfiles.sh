@@ -36,7 +36,7 @@ cli_ms() { awk '{ s += $1 + $2 } END { printf "%d", s * 1000 }' "$BENCH_DIR/cli.
 printf '%-4s %8s %9s %11s %13s %11s %12s %12s\n' run curl curl_cpu nginx_curl transferd daemon_cpu transferctl nginx_td
 : > "$BENCH_DIR/c.txt"; : > "$BENCH_DIR/t.txt"; : > "$BENCH_DIR/r.txt"
 for run in $(seq 0 "$RUNS"); do  # run 0: untimed
-    mkdir -p "$BENCH_DIR/out/c$run"; settle true
+    mkdir -p "$BENCH_DIR/out/c$run"; settle curl --version
     : > "$BENCH_DIR/cli.txt"; n0=$(nginx_ticks); start=$(now)
     (cd "$BENCH_DIR/out/c$run" && timed curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg" 2>/dev/null)
     end=$(now); n1=$(nginx_ticks)

@@ -36,7 +36,7 @@ ms() { date +%s%3N; }
 printf '%-4s %-10s %8s %8s %8s %8s\n' run tool start middle last tail
 : > "$BENCH_DIR/curl.txt"; : > "$BENCH_DIR/td.txt"
 for run in $(seq 0 "$RUNS"); do
-    mkdir -p "$BENCH_DIR/out/curl$run"; settle true; : > "$BENCH_DIR/logs/ends.log"
+    mkdir -p "$BENCH_DIR/out/curl$run"; settle curl --version; : > "$BENCH_DIR/logs/ends.log"
     s=$(ms); (cd "$BENCH_DIR/out/curl$run" && curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg" 2>/dev/null); e=$(ms)
     c=$(phases "$s" "$e" curl)
     for i in $(seq "$FILES"); do
