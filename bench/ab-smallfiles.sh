@@ -11,6 +11,7 @@
 #   .build/release taken before and after a change)
 source "$(dirname "$0")/lib.sh"
 A=$1; B=$2; RUNS=${3:-4}; FILES=${4:-2000}
+fresh_inodes
 small_files "$FILES"
 start_nginx
 for i in $(seq "$FILES"); do

@@ -16,6 +16,7 @@ SIZE_KIB=${2:-64}
 RUNS=${3:-5}
 
 build_release
+fresh_inodes
 mkdir -p "$BENCH_DIR/src/a/b" "$BENCH_DIR/www/dav"
 for i in $(seq "$FILES"); do
     dir="$BENCH_DIR/src"; [ $((i % 4)) -eq 1 ] && dir="$BENCH_DIR/src/a"; [ $((i % 4)) -eq 2 ] && dir="$BENCH_DIR/src/a/b"

@@ -18,6 +18,7 @@ RUNS=${4:-5}
 
 build_release
 mkdir -p "$BENCH_DIR/slow"
+fresh_inodes
 small_files "$FILES" "$SIZE_KIB"
 head -c 65536 /dev/urandom > "$BENCH_DIR/www/slow.bin"
 start_nginx 'location /slow/ { alias '"$BENCH_DIR"'/www/; limit_rate 1k; }'

@@ -20,6 +20,7 @@ RUNS=${1:-5}
 FILES=${2:-2000}
 
 build_release
+fresh_inodes
 small_files "$FILES"
 start_nginx '' 'keepalive_requests 1000000;'
 start_transferd --max-active 16 --max-per-host 16

@@ -14,9 +14,32 @@ cleanup() {
     [ -n "${TRANSFERD_PID:-}" ] && kill "$TRANSFERD_PID" 2>/dev/null || true
     kill $(jobs -p) 2>/dev/null || true
     wait 2>/dev/null || true
-    [ -z "${KEEP_BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
+    if [ -z "${KEEP_BENCH_DIR:-}" ]; then
+        rm -rf "$BENCH_DIR"
+        touch "$DELETED_STAMP"
+    fi
 }
 trap cleanup EXIT
+
+# This VM's file system is ext4 without a journal. There, for some minutes after a file is
+# deleted, ext4 does not give its inode to a new file (fs/ext4/ialloc.c, recently_deleted(): 60 s,
+# 360 s while the inode's table block is dirty): every file created in a block group that holds
+# such inodes pays a scan over them. Right after a benchmark's cleanup deleted its ~20,000
+# files, curl -Z wrote 2,000 × 64 KiB at 3,900-5,500 files/s with 0.30-0.44 s of system time;
+# 400 s later, into the same groups, at 8,000-9,000 with 0.15-0.21 s (BENCHMARKS.md). The
+# penalty falls on whichever tool's directory lands there, so a benchmark that creates many
+# files calls `fresh_inodes` first: it waits until the last cleanup (its stamp) is that old.
+DELETED_STAMP=/var/tmp/transferd-bench.deleted
+fresh_inodes() {
+    [ -f "$DELETED_STAMP" ] || return 0
+    local age wait
+    age=$(( $(date +%s) - $(stat -c %Y "$DELETED_STAMP") ))
+    wait=$(( ${FRESH_INODES_S:-370} - age ))
+    [ "$wait" -gt 0 ] || return 0
+    echo "waiting $wait s: a benchmark deleted its files $age s ago, and ext4 scans past their inodes until" \
+         "they are ${FRESH_INODES_S:-370} s old (lib.sh fresh_inodes; FRESH_INODES_S=0 skips)" >&2
+    sleep "$wait"
+}
 
 build_release() {
     "$ROOT/scripts/build.sh" >/dev/null

@@ -16,6 +16,7 @@ RUNS=${1:-5}
 FILES=${2:-2000}
 
 cc -O2 -o "$BENCH_DIR/loop-floor" "$ROOT/bench/loop-floor.c" -lcurl -luv -lsqlite3 -lpthread
+fresh_inodes
 small_files "$FILES"
 start_nginx '' 'keepalive_requests 1000000;'
 machine

@@ -18,6 +18,7 @@ RUNS=${1:-5}
 FILES=${2:-2000}
 
 build_release
+fresh_inodes
 small_files "$FILES"
 start_nginx "access_log $BENCH_DIR/logs/ends.log ends;" 'log_format ends "$msec $http_user_agent"; keepalive_requests 1000000;'
 start_transferd --max-active 16 --max-per-host 16

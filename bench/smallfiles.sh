@@ -18,6 +18,7 @@ SIZE_KIB=${2:-64}
 RUNS=${3:-5}
 
 build_release
+fresh_inodes
 small_files "$FILES" "$SIZE_KIB"
 # Each request's connection number, to count the connections each tool opened. nginx closes a
 # connection after 1,000 requests unless told otherwise: transferd keeps its 16 between runs
