@@ -244,4 +244,45 @@ import Testing
         try store.setState(job.id, StateChange(.completed, bytesDone: resume.bytesDurable, bytesTotal: resume.bytesTotal))
         #expect(try store.job(job.id).map { [$0.bytesDone, $0.bytesTotal] } == [10, 10])
     }
+
+    /// A finalizing mark knows the file it marked: that file is finished, at either path; another
+    /// file put at the partial path or the destination while the daemon was down is not.
+    @Test func aFinalizingMarkTrustsOnlyTheFileItMarked() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let partial = job.partialPath!
+        try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: partial))
+        let marked = try #require(try PartialFile(path: partial).identity)
+        let mark = ResumeState(partialPath: partial, bytesDurable: 10, bytesTotal: 10, finalizing: true, file: marked)
+        try store.saveResume(job.id, mark, updatingProgress: false)
+        guard case .finalize = try AttemptPreparation.prepare(job, attempt: 2, in: store) else {
+            Issue.record("the marked file at the partial path is only left to rename"); return
+        }
+
+        // Another file in its place at the partial path: not finished, the job starts over.
+        try FileManager.default.removeItem(atPath: partial)
+        try Data(repeating: 2, count: 10).write(to: URL(fileURLWithPath: partial))
+        guard case .ready(_, let fresh, nil) = try AttemptPreparation.prepare(job, attempt: 3, in: store) else {
+            Issue.record("another file at the partial path is not the one marked"); return
+        }
+        #expect(fresh.bytesDurable == 0 && !fresh.finalizing)
+
+        // The marked file renamed into place: complete. Another file there instead: not.
+        let other = try store.insert(newJob("other.bin"), maxRetries: 3, resume: nil)
+        try Data(repeating: 3, count: 10).write(to: URL(fileURLWithPath: other.partialPath!))
+        let otherMarked = try #require(try PartialFile(path: other.partialPath!).identity)
+        let otherMark = ResumeState(partialPath: other.partialPath!, bytesDurable: 10, bytesTotal: 10, finalizing: true,
+                                    file: otherMarked)
+        try store.saveResume(other.id, otherMark, updatingProgress: false)
+        #expect(rename(other.partialPath!, other.path!) == 0)
+        guard case .alreadyComplete = try AttemptPreparation.prepare(other, attempt: 2, in: store) else {
+            Issue.record("the marked file at the destination is complete"); return
+        }
+        try FileManager.default.removeItem(atPath: other.path!)
+        try Data(repeating: 4, count: 10).write(to: URL(fileURLWithPath: other.path!))
+        guard case .ready(_, let again, nil) = try AttemptPreparation.prepare(other, attempt: 3, in: store) else {
+            Issue.record("another file at the destination is not the one marked"); return
+        }
+        #expect(again.bytesDurable == 0)
+    }
 }

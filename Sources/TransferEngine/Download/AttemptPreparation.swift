@@ -103,12 +103,14 @@ enum AttemptPreparation: Sendable {
         // nil until the server's answer names a download into a directory.
         let destination = job.path
         var resume = plan.resume ?? ResumeState(partialPath: partialPath)
+        // Marked finalizing: the file it marked is still at the partial path (not renamed yet),
+        // or at the destination (renamed before the daemon stopped, its directory entry perhaps
+        // not yet synced). Another file at either path is not it: the job starts over.
         if resume.finalizing {
-            if PartialFile.exists(resume.partialPath) {
+            if resume.isMarkedFile(at: resume.partialPath) {
                 return .finalize(try PartialFile(path: resume.partialPath), resume)
             }
-            if let destination, PartialFile.exists(destination) {
-                // Renamed before the daemon stopped; its directory entry perhaps not yet synced.
+            if let destination, resume.isMarkedFile(at: destination) {
                 try DirectoryHandle(PartialFile.directory(of: destination)).sync()
                 return .alreadyComplete(resume)
             }

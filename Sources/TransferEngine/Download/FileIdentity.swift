@@ -23,6 +23,13 @@ public struct FileIdentity: Equatable, Sendable {
                   modifiedNanoseconds: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
     }
 
+    /// What is at `path` (a symlink not followed), nil when nothing is.
+    init?(at path: String) {
+        var info = stat()
+        guard RawPath.withCString(path, { lstat($0, &info) }) == 0 else { return nil }
+        self.init(info)
+    }
+
     /// The same file (not a replacement at the same path).
     func isSameFile(as other: FileIdentity) -> Bool {
         device == other.device && inode == other.inode

@@ -60,6 +60,16 @@ public struct ResumeState: Equatable, Sendable {
         return state
     }
 
+    /// Something is at `path`, and it is the file this state identifies when it knows one (a
+    /// `finalizing` mark does; older records do not), as it was left: the same inode, size and
+    /// modification time (a rename changes none of them), not another file put in its place
+    /// (which may even get the freed inode's number).
+    func isMarkedFile(at path: String) -> Bool {
+        guard let current = FileIdentity(at: path) else { return false }
+        guard let file else { return true }
+        return file.isSameFile(as: current) && file.size == current.size && file.modifiedNanoseconds == current.modifiedNanoseconds
+    }
+
     /// Why the recorded bytes cannot be continued in the partial file as it is now (`current`),
     /// or nil when they can. Bytes are trusted only in the file transferd wrote, as it left it:
     /// after a clean stop, the same size and modification time; after a crash mid-write, the
