@@ -26,9 +26,10 @@ trap cleanup EXIT
 # 360 s while the inode's table block is dirty): every file created in a block group that holds
 # such inodes pays a scan over them. Right after a benchmark's cleanup deleted its ~20,000
 # files, curl -Z wrote 2,000 × 64 KiB at 3,900-5,500 files/s with 0.30-0.44 s of system time;
-# 400 s later, into the same groups, at 8,000-9,000 with 0.15-0.21 s (BENCHMARKS.md). The
-# penalty falls on whichever tool's directory lands there, so a benchmark that creates many
-# files calls `fresh_inodes` first: it waits until the last cleanup (its stamp) is that old.
+# 400 s later, into the same groups, at 6,400-9,100 (five runs of six at 8,000 or more) with
+# 0.15-0.21 s (BENCHMARKS.md). The penalty falls on whichever tool's directory lands there,
+# so a benchmark that creates many files calls `fresh_inodes` first: it waits until the last
+# cleanup (its stamp) is that old.
 DELETED_STAMP=/var/tmp/transferd-bench.deleted
 fresh_inodes() {
     [ -f "$DELETED_STAMP" ] || return 0
