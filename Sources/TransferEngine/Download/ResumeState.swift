@@ -61,13 +61,12 @@ public struct ResumeState: Equatable, Sendable {
     }
 
     /// Something is at `path`, and it is the file this state identifies when it knows one (a
-    /// `finalizing` mark does; older records do not), as it was left: the same inode, size and
-    /// modification time (a rename changes none of them), not another file put in its place
-    /// (which may even get the freed inode's number).
+    /// `finalizing` mark does; older records do not), as it was left: its whole identity — inode,
+    /// size and modification time, none of which a rename changes — not another file put in its
+    /// place (which may even get the freed inode's number).
     func isMarkedFile(at path: String) -> Bool {
         guard let current = FileIdentity(at: path) else { return false }
-        guard let file else { return true }
-        return file.isSameFile(as: current) && file.size == current.size && file.modifiedNanoseconds == current.modifiedNanoseconds
+        return file.map { $0 == current } ?? true
     }
 
     /// Why the recorded bytes cannot be continued in the partial file as it is now (`current`),
