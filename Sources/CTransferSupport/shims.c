@@ -106,8 +106,8 @@ int tds_peer_uid(int fd, uid_t *uid) {
     return 0;
 }
 
-int tds_rename_noreplace(const char *from, const char *to) {
-    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+int tds_rename_at(int from_directory, const char *from, int to_directory, const char *to, int replacing) {
+    return renameat2(from_directory, from, to_directory, to, replacing ? 0 : RENAME_NOREPLACE);
 }
 
 int tds_start_writeback(int fd, long long offset, long long length) {

@@ -17,7 +17,7 @@ import Testing
         try file.truncate(to: 5)
         try file.sync()
         #expect(try file.sha256(length: 5) == "3733cd977ff8eb18b987357e22ced99f46097f31ecb239e878ae63760e83e4d5")
-        try file.moveIntoPlace(destination, replacing: false)
+        try move(file, to: destination, replacing: false)
         #expect(FileManager.default.contents(atPath: destination) == Data("HELLO".utf8))
     }
 
@@ -31,7 +31,7 @@ import Testing
             switch step {
             case "sync": try file!.sync()
             case "sha256": #expect(try file!.sha256(length: 9) == "d260a42d48adc1549a339f9e9c1e4681a3f3e1faf6322406b11337abdb30b5db")
-            case "rename": try file!.moveIntoPlace(destination, replacing: false)
+            case "rename": try move(file!, to: destination, replacing: false)
             default: file = nil
             }
             let path = step == "rename" ? destination : PartialFile.partialPath(for: destination)
@@ -48,7 +48,7 @@ import Testing
         #expect(throws: TransferError.self, "the write fails") { try file.writeDeferred() }
         #expect(throws: TransferError.self, "and so does the next call: the bytes are not there") { try file.writeDeferred() }
         #expect(throws: TransferError.self, "nor is the file synced as if they were") { try file.sync() }
-        #expect(throws: TransferError.self, "nor moved into place") { try file.moveIntoPlace(destination, replacing: false) }
+        #expect(throws: TransferError.self, "nor moved into place") { try move(file, to: destination, replacing: false) }
         #expect(!FileManager.default.fileExists(atPath: destination))
     }
 
@@ -71,11 +71,11 @@ import Testing
         try Data("old".utf8).write(to: URL(fileURLWithPath: destination))
         let file = try PartialFile(path: PartialFile.partialPath(for: destination))
         #expect(throws: TransferError.destinationExists(path: destination)) {
-            try file.moveIntoPlace(destination, replacing: false)
+            try move(file, to: destination, replacing: false)
         }
         #expect(try mode(of: file.path) == 0o600, "a partial file stays owner-only when its rename is refused")
         #expect(FileManager.default.contents(atPath: destination) == Data("old".utf8))
-        try file.moveIntoPlace(destination, replacing: true)
+        try move(file, to: destination, replacing: true)
         #expect(FileManager.default.contents(atPath: destination) == Data())
     }
 
@@ -85,7 +85,7 @@ import Testing
         for replacing in [false, true] {
             let file = try PartialFile(path: PartialFile.partialPath(for: destination))
             #expect(throws: TransferError.notRegularFile(path: destination)) {
-                try file.moveIntoPlace(destination, replacing: replacing)
+                try move(file, to: destination, replacing: replacing)
             }
             #expect(PartialFile.existing(at: destination)?.isDirectory == true)
         }
@@ -95,8 +95,26 @@ import Testing
         let destination = directory.file("new-mode")
         let file = try PartialFile(path: PartialFile.partialPath(for: destination))
         #expect(try mode(of: file.path) == 0o600)
-        try file.moveIntoPlace(destination, replacing: false, mode: 0o640)
+        try move(file, to: destination, replacing: false, mode: 0o640)
         #expect(try mode(of: destination) == 0o640)
+    }
+
+    @Test func theRenameLandsInTheDirectoryOpenedForItsSync() throws {
+        let parent = directory.file("opened")
+        let destination = parent + "/file"
+        let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+        let opened = try DirectoryHandle(parent)
+        // The directory's path comes to name another directory before the rename.
+        #expect(rename(parent, parent + "-moved") == 0)
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+        try file.moveIntoPlace(destination, in: opened, replacing: false)
+        #expect(FileManager.default.fileExists(atPath: parent + "-moved/file"), "renamed inside the directory opened, which sync makes durable")
+        #expect(!FileManager.default.fileExists(atPath: destination))
+    }
+
+    /// Moves `file` into place through its destination's directory, as a finishing group does.
+    private func move(_ file: PartialFile, to destination: String, replacing: Bool, mode: mode_t = 0o644) throws {
+        try file.moveIntoPlace(destination, in: DirectoryHandle(PartialFile.directory(of: destination)), replacing: replacing, mode: mode)
     }
 
     private func mode(of path: String) throws -> mode_t {

@@ -52,8 +52,10 @@ int tds_pause_cont(void);
 /// The uid of the process on the other end of a connected Unix socket (SO_PEERCRED), or -1.
 int tds_peer_uid(int fd, uid_t *uid);
 
-/// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing the target.
-int tds_rename_noreplace(const char *from, const char *to);
+/// renameat2 of `from` (relative to `from_directory`, a descriptor or AT_FDCWD) to `to` (relative
+/// to `to_directory`); `replacing` 0 adds RENAME_NOREPLACE: it fails with EEXIST instead of
+/// replacing the target.
+int tds_rename_at(int from_directory, const char *from, int to_directory, const char *to, int replacing);
 
 /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `length` bytes from `offset` (0: to the end of
 /// the file): starts writing those dirty pages back without waiting for them (an fdatasync

@@ -2,9 +2,11 @@ import CTransferSupport
 
 /// File-system calls that Glibc does not expose to Swift.
 enum FileSystem {
-    /// renameat2(RENAME_NOREPLACE): -1 with errno EEXIST instead of replacing `to`.
-    static func renameNoReplace(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
-        tds_rename_noreplace(from, to)
+    /// renameat2 of `from` to `to`, each relative to its directory (a descriptor or AT_FDCWD).
+    /// Not `replacing`: RENAME_NOREPLACE, -1 with errno EEXIST instead of replacing `to`.
+    static func rename(_ from: (directory: Int32, name: UnsafePointer<CChar>), to: (directory: Int32, name: UnsafePointer<CChar>),
+                       replacing: Bool) -> Int32 {
+        tds_rename_at(from.directory, from.name, to.directory, to.name, replacing ? 1 : 0)
     }
 
     /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `length` bytes from `offset` (0: to the end).

@@ -25,4 +25,31 @@ final class DirectoryHandle {
     func sync() throws(TransferError) {
         guard fsync(descriptor) == 0 else { throw .file(path: path, operation: "sync the directory", errno: errno) }
     }
+
+    /// Renames `from` to `to`, both paths of entries in this directory, through its descriptor:
+    /// the kernel walks neither path again, and the entry lands in the directory that `sync`
+    /// makes durable even if a component of its path was swapped meanwhile. Not `replacing`:
+    /// fails with EEXIST rather than replace `to`. 0, or -1 with errno.
+    func rename(_ from: String, to: String, replacing: Bool) -> Int32 {
+        at(from) { fromDirectory, from in
+            at(to) { toDirectory, to in FileSystem.rename((fromDirectory, from), to: (toDirectory, to), replacing: replacing) }
+        }
+    }
+
+    /// What is at `path`, an entry of this directory (a symlink is not followed), nil when
+    /// nothing is.
+    func status(of path: String) -> stat? {
+        var info = stat()
+        return at(path) { directory, name in fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) } == 0 ? info : nil
+    }
+
+    /// Calls `body` with this directory's descriptor and the name of `path` in it; a path that is
+    /// not in this directory (never one of a finishing group's) is passed whole, from the
+    /// working directory.
+    private func at(_ path: String, _ body: (Int32, UnsafePointer<CChar>) -> Int32) -> Int32 {
+        guard let slash = path.lastIndex(of: "/"), PartialFile.directory(of: path) == self.path else {
+            return RawPath.withCString(path) { body(AT_FDCWD, $0) }
+        }
+        return RawPath.withCString(String(path[path.index(after: slash)...])) { body(descriptor, $0) }
+    }
 }

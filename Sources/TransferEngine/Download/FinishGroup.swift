@@ -86,12 +86,14 @@ final class FinishGroup: Sendable {
         markFinalizing(group, &results)
         var renamedInto = Set<String>()
         for (index, finish) in group.enumerated() where results[index].isSuccess {
+            let path = PartialFile.directory(of: finish.destination)
+            guard let directory = directories[path] else { continue }  // its open failed the file
             results[index] = Result { () throws(TransferError) in
-                try finish.file.moveIntoPlace(finish.destination, replacing: finish.replacing, mode: finish.mode)
+                try finish.file.moveIntoPlace(finish.destination, in: directory, replacing: finish.replacing, mode: finish.mode)
             }
-            if results[index].isSuccess { renamedInto.insert(PartialFile.directory(of: finish.destination)) }
+            if results[index].isSuccess { renamedInto.insert(path) }
         }
-        for directory in directories where renamedInto.contains(directory.path) {
+        for directory in directories.values where renamedInto.contains(directory.path) {
             do throws(TransferError) {
                 try directory.sync()
             } catch {
@@ -128,9 +130,10 @@ final class FinishGroup: Sendable {
         return recorded
     }
 
-    /// Opens the directory of every file still on its way, once each; a file whose directory
-    /// cannot be opened (no descriptor to spare) fails before it is marked or renamed.
-    private func openDirectories(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) -> [DirectoryHandle] {
+    /// Opens the directory of every file still on its way, once each, by path; a file whose
+    /// directory cannot be opened (no descriptor to spare) fails before it is marked or renamed.
+    /// The renames go through these descriptors, into the directories that are then synced.
+    private func openDirectories(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) -> [String: DirectoryHandle] {
         var opened: [String: Result<DirectoryHandle, TransferError>] = [:]
         for (index, finish) in group.enumerated() where results[index].isSuccess {
             let path = PartialFile.directory(of: finish.destination)
@@ -138,7 +141,7 @@ final class FinishGroup: Sendable {
             opened[path] = directory
             if case .failure(let error) = directory { results[index] = .failure(error) }
         }
-        return opened.values.compactMap { try? $0.get() }
+        return opened.compactMapValues { try? $0.get() }
     }
 
     /// Makes every file of the group still on its way durable and waits for them all: one

@@ -216,37 +216,35 @@ public final class PartialFile: @unchecked Sendable {
         }
     }
 
-    /// Moves the finished file to `destination`. Only a regular file is ever replaced, and it
-    /// keeps its mode; a new file gets `mode`. The rename is durable once the caller has synced
-    /// the destination's directory (`syncDirectory`: `FinishGroup` does it once per directory
-    /// for the files it finishes together).
-    public func moveIntoPlace(_ destination: String, replacing: Bool, mode: mode_t = 0o644) throws(TransferError) {
+    /// Moves the finished file to `destination` through `directory`, the directory both are in
+    /// (`DirectoryHandle.rename`). Only a regular file is ever replaced, and it keeps its mode; a
+    /// new file gets `mode`. The rename is durable once the caller has synced `directory`
+    /// (`FinishGroup` does it once per directory for the files it finishes together).
+    func moveIntoPlace(_ destination: String, in directory: DirectoryHandle, replacing: Bool, mode: mode_t = 0o644)
+        throws(TransferError) {
         try writeDeferred()
-        guard replacing else { return try moveToNewPlace(destination, mode: mode) }
-        var existing = stat()
-        if RawPath.withCString(destination, { lstat($0, &existing) }) == 0 {
+        guard replacing else { return try moveToNewPlace(destination, in: directory, mode: mode) }
+        if let existing = directory.status(of: destination) {
             guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
             fchmod(descriptor, existing.st_mode & 0o7777)
         } else {
             fchmod(descriptor, mode)
         }
-        let status = RawPath.withCString(path) { from in RawPath.withCString(destination) { to in rename(from, to) } }
-        guard status == 0 else { throw Self.error(path: destination, operation: "rename into", errno: errno) }
+        guard directory.rename(path, to: destination, replacing: true) == 0 else {
+            throw Self.error(path: destination, operation: "rename into", errno: errno)
+        }
     }
 
     /// The rename of a file that may not replace anything: nothing is looked up first (the
     /// destination is almost always new); what is there is looked at only when the rename finds
     /// something, and the partial file gets its own mode back.
-    private func moveToNewPlace(_ destination: String, mode: mode_t) throws(TransferError) {
+    private func moveToNewPlace(_ destination: String, in directory: DirectoryHandle, mode: mode_t) throws(TransferError) {
         fchmod(descriptor, mode)
-        let status = RawPath.withCString(path) { from in
-            RawPath.withCString(destination) { to in FileSystem.renameNoReplace(from, to) }
-        }
-        guard status != 0 else { return }
+        guard directory.rename(path, to: destination, replacing: false) != 0 else { return }
         let code = errno
         fchmod(descriptor, Self.ownerOnly)
         guard code == EEXIST else { throw Self.error(path: destination, operation: "rename into", errno: code) }
-        if let existing = Self.existing(at: destination), !existing.isRegularFile {
+        if let existing = directory.status(of: destination), (existing.st_mode & S_IFMT) != S_IFREG {
             throw TransferError.notRegularFile(path: destination)
         }
         throw TransferError.destinationExists(path: destination)
