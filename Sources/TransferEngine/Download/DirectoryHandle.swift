@@ -36,11 +36,12 @@ final class DirectoryHandle {
         }
     }
 
-    /// What is at `path`, an entry of this directory (a symlink is not followed), nil when
-    /// nothing is.
-    func status(of path: String) -> stat? {
+    /// What is at `path`, an entry of this directory, as `PartialFile.existing(at:)` tells it (a
+    /// symlink is not followed), nil when nothing is.
+    func existing(_ path: String) -> PartialFile.Existing? {
         var info = stat()
-        return at(path) { directory, name in fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) } == 0 ? info : nil
+        guard at(path, { directory, name in fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return nil }
+        return PartialFile.Existing(info)
     }
 
     /// Calls `body` with this directory's descriptor and the name of `path` in it; a path that is

@@ -224,9 +224,9 @@ public final class PartialFile: @unchecked Sendable {
         throws(TransferError) {
         try writeDeferred()
         guard replacing else { return try moveToNewPlace(destination, in: directory, mode: mode) }
-        if let existing = directory.status(of: destination) {
-            guard (existing.st_mode & S_IFMT) == S_IFREG else { throw TransferError.notRegularFile(path: destination) }
-            fchmod(descriptor, existing.st_mode & 0o7777)
+        if let existing = directory.existing(destination) {
+            guard existing.isRegularFile else { throw TransferError.notRegularFile(path: destination) }
+            fchmod(descriptor, existing.permissions)
         } else {
             fchmod(descriptor, mode)
         }
@@ -244,7 +244,7 @@ public final class PartialFile: @unchecked Sendable {
         let code = errno
         fchmod(descriptor, Self.ownerOnly)
         guard code == EEXIST else { throw Self.error(path: destination, operation: "rename into", errno: code) }
-        if let existing = directory.status(of: destination), (existing.st_mode & S_IFMT) != S_IFREG {
+        if let existing = directory.existing(destination), !existing.isRegularFile {
             throw TransferError.notRegularFile(path: destination)
         }
         throw TransferError.destinationExists(path: destination)
@@ -260,14 +260,22 @@ public final class PartialFile: @unchecked Sendable {
         public var isRegularFile: Bool
         public var isDirectory: Bool
         public var size: Int64
+        /// Its permission bits (`st_mode & 0o7777`).
+        public var permissions: mode_t
+
+        init(_ info: stat) {
+            isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
+            isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+            size = Int64(info.st_size)
+            permissions = info.st_mode & 0o7777
+        }
     }
 
     /// What is at `path`, nil when there is nothing.
     public static func existing(at path: String) -> Existing? {
         var info = stat()
         guard RawPath.withCString(path, { lstat($0, &info) }) == 0 else { return nil }
-        return Existing(isRegularFile: (info.st_mode & S_IFMT) == S_IFREG, isDirectory: (info.st_mode & S_IFMT) == S_IFDIR,
-                        size: Int64(info.st_size))
+        return Existing(info)
     }
 
     public static func exists(_ path: String) -> Bool {
