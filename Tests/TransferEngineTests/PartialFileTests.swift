@@ -7,6 +7,20 @@ import Testing
 
     @Test func partialPathIsAHiddenSibling() {
         #expect(PartialFile.partialPath(for: "/data/x/big.iso") == "/data/x/.big.iso.transferd-part")
+        #expect(PartialFile.partialPath(for: "big.iso") == ".big.iso.transferd-part")
+        #expect(PartialFile.partialPath(for: "/big.iso") == "/.big.iso.transferd-part")
+    }
+
+    /// A path splits at its last "/" byte, as the kernel splits it: also where a combining mark
+    /// follows the slash (one `Character` with it), and in a name of raw bytes.
+    @Test func pathsSplitAtTheirLastSlashByte() {
+        #expect(PartialFile.directory(of: "/data/x/big.iso") == "/data/x")
+        #expect(PartialFile.directory(of: "/big.iso") == "/")
+        #expect(PartialFile.directory(of: "big.iso") == ".")
+        #expect(PartialFile.directory(of: "/data/x/\u{301}é") == "/data/x")
+        #expect(PartialFile.partialPath(for: "/data/x/\u{301}é") == "/data/x/.\u{301}é.transferd-part")
+        let raw = RawPath.string(fromBytes: Array("/data/\u{FF}x/".utf8) + [0xFF, 0x2F, 0x61])
+        #expect(PartialFile.directory(of: raw) == RawPath.string(fromBytes: Array("/data/\u{FF}x/".utf8) + [0xFF]))
     }
 
     @Test func writesTruncatesHashesAndMovesIntoPlace() throws {

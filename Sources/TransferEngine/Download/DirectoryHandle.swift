@@ -48,9 +48,9 @@ final class DirectoryHandle {
     /// not in this directory (never one of a finishing group's) is passed whole, from the
     /// working directory.
     private func at(_ path: String, _ body: (Int32, UnsafePointer<CChar>) -> Int32) -> Int32 {
-        guard let slash = path.lastIndex(of: "/"), PartialFile.directory(of: path) == self.path else {
+        guard let slash = RawPath.lastSlash(in: path), PartialFile.directory(of: path) == self.path else {
             return RawPath.withCString(path) { body(AT_FDCWD, $0) }
         }
-        return RawPath.withCString(String(path[path.index(after: slash)...])) { body(descriptor, $0) }
+        return RawPath.withCString(String(path[path.utf8.index(after: slash)...])) { body(descriptor, $0) }
     }
 }

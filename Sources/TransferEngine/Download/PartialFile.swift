@@ -39,10 +39,8 @@ public final class PartialFile: @unchecked Sendable {
 
     /// `<dir>/.<name>.transferd-part`: hidden, beside the destination, same filesystem.
     public static func partialPath(for destination: String) -> String {
-        let slash = destination.lastIndex(of: "/")
-        let directory = slash.map { String(destination[...$0]) } ?? ""
-        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
-        return "\(directory).\(name).transferd-part"
+        let name = RawPath.lastSlash(in: destination).map { destination.utf8.index(after: $0) } ?? destination.startIndex
+        return "\(destination[..<name]).\(destination[name...]).transferd-part"
     }
 
     /// `<dir>/.transferd-job-<id>.transferd-part`: the partial file of a download whose name the
@@ -284,8 +282,8 @@ public final class PartialFile: @unchecked Sendable {
 
     /// The directory `path` is in.
     static func directory(of path: String) -> String {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        return directory.isEmpty ? "/" : directory
+        guard let slash = RawPath.lastSlash(in: path) else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// Creates the destination's missing parent directories with `mode` (exactly: the daemon's

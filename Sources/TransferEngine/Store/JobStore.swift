@@ -8,7 +8,7 @@ public final class JobStore {
     public let path: String
     /// The directory of the database (the daemon's state directory), as given and canonical:
     /// no download may write inside it. Resolved once, not for every job queued.
-    private lazy var stateDirectory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+    private lazy var stateDirectory = String(path[..<(RawPath.lastSlash(in: path) ?? path.startIndex)])
     private lazy var stateRoot = DestinationPath.root(of: stateDirectory)
     /// While a batch is queued: the canonical spelling of the directories its files are in.
     var batchDirectories: [String: String]?
