@@ -228,14 +228,20 @@ public final class CurlEasy {
         var port = 0
         _ = tds_easy_getinfo_long(handle, CURLINFO_PRIMARY_PORT, &port)
         let address = ip.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
-        let versions = [CURL_HTTP_VERSION_1_0: "1.0", CURL_HTTP_VERSION_1_1: "1.1",
-                        CURL_HTTP_VERSION_2_0: "2", CURL_HTTP_VERSION_3: "3"]
+        // A switch, not a dictionary literal: that one was built (allocated, hashed) per attempt.
+        let httpVersion: String? = switch version {
+        case CURL_HTTP_VERSION_1_0: "1.0"
+        case CURL_HTTP_VERSION_1_1: "1.1"
+        case CURL_HTTP_VERSION_2_0: "2"
+        case CURL_HTTP_VERSION_3: "3"
+        default: nil
+        }
         return AttemptMetrics(nameLookupMs: milliseconds(CURLINFO_NAMELOOKUP_TIME_T),
                               connectMs: milliseconds(CURLINFO_CONNECT_TIME_T),
                               tlsMs: milliseconds(CURLINFO_APPCONNECT_TIME_T),
                               firstByteMs: milliseconds(CURLINFO_STARTTRANSFER_TIME_T),
                               totalMs: milliseconds(CURLINFO_TOTAL_TIME_T),
-                              httpVersion: versions[version], remoteAddress: address,
+                              httpVersion: httpVersion, remoteAddress: address,
                               bytesPerSecond: max(count(CURLINFO_SPEED_DOWNLOAD_T), count(CURLINFO_SPEED_UPLOAD_T)))
     }
 
