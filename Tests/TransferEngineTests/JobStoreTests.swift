@@ -73,6 +73,20 @@ import Testing
         #expect(try store.response(id)?.body == [])
     }
 
+    /// An attempt that failed while being prepared (no descriptor left to open its file) was
+    /// never recorded as begun: its end still gives it a row, begun when it ended.
+    @Test func anAttemptThatFailedBeforeItBeganIsRecordedWithItsFailure() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        let error = TransferError.io(path: "/x", operation: "create", errno: EMFILE).record
+        try store.finishAttempt(job.id, number: 1, httpStatus: nil, error: error, bytes: 0, now: Timestamp(rawValue: 5))
+        let attempts = try store.attempts(job.id)
+        #expect(attempts.map(\.number) == [1])
+        #expect(attempts.first?.error == error)
+        #expect(attempts.first?.startedAt == Timestamp(rawValue: 5))
+        #expect(attempts.first?.endedAt == Timestamp(rawValue: 5))
+    }
+
     @Test func recordsStateChangesAttemptsAndResumeData() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let job = try store.insert(newJob(), maxRetries: 3, resume: nil)

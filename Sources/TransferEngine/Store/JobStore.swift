@@ -332,13 +332,18 @@ public final class JobStore {
     public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
                               metrics: AttemptMetrics? = nil, now: Timestamp = .now) throws {
         let metricsJSON = try metrics?.storedJSON()
+        // An attempt that failed while it was being prepared (its file could not be opened: no
+        // descriptor left, a missing upload source) was never recorded as begun: its row is
+        // made here, begun when it ended, so that `show` lists its failure too.
         try connection.run("""
-            UPDATE attempts SET ended_at = ?, http_status = ?, error_code = ?, error_message = ?, bytes = ?, metrics = ?
-            WHERE job_id = ? AND number = ?
+            INSERT INTO attempts (job_id, number, started_at, ended_at, http_status, error_code, error_message, bytes, metrics)
+            VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8)
+            ON CONFLICT (job_id, number) DO UPDATE SET ended_at = ?3, http_status = ?4, error_code = ?5,
+                error_message = ?6, bytes = ?7, metrics = ?8
             """
         ) { bind in
-            bind(now.rawValue); bind(httpStatus); bind(error?.code); bind(error?.message); bind(bytes); bind(metricsJSON)
-            bind(id.rawValue); bind(number)
+            bind(id.rawValue); bind(number); bind(now.rawValue); bind(httpStatus); bind(error?.code); bind(error?.message)
+            bind(bytes); bind(metricsJSON)
         }
     }
 
