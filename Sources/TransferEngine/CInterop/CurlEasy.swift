@@ -228,7 +228,6 @@ public final class CurlEasy {
         var port = 0
         _ = tds_easy_getinfo_long(handle, CURLINFO_PRIMARY_PORT, &port)
         let address = ip.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
-        // A switch, not a dictionary literal: that one was built (allocated, hashed) per attempt.
         let httpVersion: String? = switch version {
         case CURL_HTTP_VERSION_1_0: "1.0"
         case CURL_HTTP_VERSION_1_1: "1.1"

@@ -48,9 +48,9 @@ final class DirectoryHandle {
     /// not in this directory (never one of a finishing group's) is passed whole, from the
     /// working directory.
     private func at(_ path: String, _ body: (Int32, UnsafePointer<CChar>) -> Int32) -> Int32 {
-        guard let slash = RawPath.lastSlash(in: path), PartialFile.directory(of: path) == self.path else {
+        guard let (directory, name) = PartialFile.split(path), directory == self.path else {
             return RawPath.withCString(path) { body(AT_FDCWD, $0) }
         }
-        return RawPath.withCString(String(path[path.utf8.index(after: slash)...])) { body(descriptor, $0) }
+        return RawPath.withCString(String(name)) { body(descriptor, $0) }
     }
 }

@@ -282,8 +282,14 @@ public final class PartialFile: @unchecked Sendable {
 
     /// The directory `path` is in.
     static func directory(of path: String) -> String {
-        guard let slash = RawPath.lastSlash(in: path) else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        split(path)?.directory ?? "."
+    }
+
+    /// The directory `path` is in and its name there, split at its last "/"; nil for a path
+    /// with none.
+    static func split(_ path: String) -> (directory: String, name: Substring)? {
+        guard let slash = RawPath.lastSlash(in: path) else { return nil }
+        return (slash == path.startIndex ? "/" : String(path[..<slash]), path[path.utf8.index(after: slash)...])
     }
 
     /// Creates the destination's missing parent directories with `mode` (exactly: the daemon's
