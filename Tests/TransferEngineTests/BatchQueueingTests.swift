@@ -16,16 +16,19 @@ import Testing
                         onFail: "echo failed", backup: backup, entries: entries)
     }
 
-    private func queue(_ submission: BatchSubmission, in store: JobStore,
+    private func queue(_ submission: BatchSubmission, checks: ManifestChecks = ManifestChecks(), in store: JobStore,
                        defaultRetries: Int = 3) throws -> BatchQueueing.Outcome {
-        try store.transaction { try BatchQueueing.queue(submission, defaultRetries: defaultRetries, in: store) }
+        try store.transaction {
+            try BatchQueueing.queue(submission, checks: checks, defaultRetries: defaultRetries, in: store)
+        }
     }
 
     /// The ControlError a submission is refused with, after the caller's transaction rolled back.
     /// The refusal as the control protocol answers it.
-    private func refusal(_ submission: BatchSubmission, in store: JobStore) -> ControlError? {
+    private func refusal(_ submission: BatchSubmission, checks: ManifestChecks = ManifestChecks(),
+                         in store: JobStore) -> ControlError? {
         do {
-            _ = try queue(submission, in: store)
+            _ = try queue(submission, checks: checks, in: store)
             return nil
         } catch let error as JobRefusal {
             return ControlError(error)
@@ -115,6 +118,32 @@ import Testing
         #expect(error.message.contains("ftp://127.0.0.1/c"))
         #expect(try store.batchRecords().isEmpty)
         #expect(try store.jobs().isEmpty)
+    }
+
+    @Test func linesCheckedWhileTheManifestCameAreNotCheckedAgainAndTheirRefusalsKeepTheirPlace() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let entries = [download(1, key: "a", "a"), download(2, key: "b", "b", url: "ftp://127.0.0.1/b"), download(3, key: "c", "c")]
+        var checks = ManifestChecks.check(entries[..<2], from: 0, umask: 0o22)
+        // Line 3's destination appeared after it was checked: the check stands, as if the file
+        // had appeared after the queueing (its rename then refuses to replace it).
+        checks.append(ManifestChecks.check(entries[2...], from: 2, umask: 0o22))
+        let fixed = [entries[0], download(2, key: "b", "b"), entries[2]]
+        let fixedChecks = ManifestChecks.check(fixed, from: 0, umask: 0o22)
+        try Data("new".utf8).write(to: URL(fileURLWithPath: directory.file("c")))
+        var whole = submission(entries)
+        whole.umask = 0o22
+        // A key repeated before the refused line is still the first problem, as without checks.
+        var repeated = whole
+        repeated.entries[1].key = "a"
+        #expect(refusal(repeated, checks: checks, in: store) == ControlError(.invalidArgument, "line 2: key 'a' repeats line 1"))
+        let error = try #require(refusal(whole, checks: checks, in: store))
+        #expect(error.message.hasPrefix("line 2: ") && error.message.contains("ftp://127.0.0.1/b"))
+        whole.entries = fixed
+        #expect(try queue(whole, checks: fixedChecks, in: store).jobs.count == 3)
+        // Checks made with another umask than the manifest's are not trusted: line 3 is checked again.
+        let other = submission(name: "other", [download(3, key: "c", "c")])
+        let stale = refusal(other, checks: ManifestChecks.check(other.entries, from: 0, umask: 0o77), in: store)
+        #expect(stale?.message.hasPrefix("line 3: ") == true)
     }
 
     @Test func aBadEntryInAnExistingBatchAddsNothingToIt() throws {

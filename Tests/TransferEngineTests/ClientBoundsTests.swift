@@ -40,12 +40,31 @@ import Testing
         #expect(try staging.add(entries(1), bytes: 100, connection: 2, token: "a", final: false) == .staged(1),
                 "the same token on another connection is another manifest")
         #expect(staging.entries == 6 && staging.bytes == 300)
-        guard case .complete(let all) = try staging.add(entries(1), bytes: 50, connection: 1, token: "a", final: true) else {
+        guard case .complete(let all, _) = try staging.add(entries(1), bytes: 50, connection: 1, token: "a", final: true) else {
             Issue.record("the final chunk completes the manifest")
             return
         }
         #expect(all.count == 6)
         #expect(staging.entries == 1 && staging.bytes == 100)
+    }
+
+    @Test func keepsTheChecksOfEachChunkInOrderWithItsManifestUntilTheFinalChunk() throws {
+        var staging = ManifestStaging()
+        let first = entries(2)
+        let second = entries(3)
+        _ = try staging.add(first, bytes: 10, connection: 1, token: "a", final: false)
+        _ = try staging.add(second, bytes: 10, connection: 1, token: "a", final: false)
+        // The second chunk's checks before the first's are not kept: they would leave a gap.
+        staging.checked(ManifestChecks.check(second, from: 2, umask: 0o22), connection: 1, token: "a")
+        staging.checked(ManifestChecks.check(first, from: 0, umask: 0o22), connection: 1, token: "a")
+        staging.checked(ManifestChecks.check(first, from: 0, umask: 0o22), connection: 2, token: "a")  // no such manifest
+        guard case .complete(_, let checks) = try staging.add(entries(1), bytes: 10, connection: 1, token: "a", final: true) else {
+            Issue.record("the final chunk completes the manifest")
+            return
+        }
+        #expect(checks.count == 2 && checks.umask == 0o22)
+        staging.checked(ManifestChecks.check(second, from: 2, umask: 0o22), connection: 1, token: "a")  // queued already
+        #expect(staging.entries == 0)
     }
 
     @Test func refusesAChunkPastAConnectionsBytesAndDropsItsManifest() throws {

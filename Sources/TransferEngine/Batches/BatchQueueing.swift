@@ -14,7 +14,9 @@ enum BatchQueueing {
         var skipped: Int
     }
 
-    static func queue(_ submission: BatchSubmission, defaultRetries: Int, in store: JobStore) throws -> Outcome {
+    /// `checks`: what was checked of the manifest's lines while it came; the others are checked here.
+    static func queue(_ submission: BatchSubmission, checks: ManifestChecks = ManifestChecks(), defaultRetries: Int,
+                      in store: JobStore) throws -> Outcome {
         // Each directory's spelling is resolved once for the whole manifest.
         store.batchDirectories = [:]
         defer { store.batchDirectories = nil }
@@ -25,7 +27,7 @@ enum BatchQueueing {
         var jobs: [Job] = []
         var skipped = 0
         jobs.reserveCapacity(submission.entries.count)
-        for entry in submission.entries {
+        for (index, entry) in submission.entries.enumerated() {
             do {
                 if let key = entry.key {
                     if let first = seenKeys.updateValue(entry.line, forKey: key) {
@@ -36,10 +38,9 @@ enum BatchQueueing {
                         continue
                     }
                 }
-                var new = entry.job
+                var new = ManifestChecks.job(entry, umask: submission.umask)
                 new.batch = batch.id
-                new.umask = new.umask ?? submission.umask
-                try JobValidation.validate(new)
+                try checks.validate(new, at: index, umask: submission.umask)
                 if new.kind == .download, let path = new.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {
                     throw JobRefusal.invalid("\(path) is also the output of line \(first)")
                 }

@@ -1,7 +1,8 @@
-/// The chunks of manifests whose final chunk has not come yet, by connection and token. They
-/// are bounded in entries and in request bytes, per connection and all together, so chunks that
-/// never end cannot fill memory; a connection's chunks go when it closes. A value kept by the
-/// scheduler. Pure; unit-tested.
+/// The chunks of manifests whose final chunk has not come yet, by connection and token, with
+/// what has been checked of their lines so far (`ManifestChecks`). They are bounded in entries
+/// and in request bytes, per connection and all together, so chunks that never end cannot fill
+/// memory; a connection's chunks go when it closes. A value kept by the scheduler. Pure;
+/// unit-tested.
 struct ManifestStaging {
     /// Entries in one manifest, and in all the manifests waiting for their final chunk.
     static let maxEntries = 250_000
@@ -15,7 +16,13 @@ struct ManifestStaging {
         var token: String
     }
 
-    private var staged: [Key: (entries: [ManifestEntry], bytes: Int)] = [:]
+    private struct Manifest {
+        var entries: [ManifestEntry] = []
+        var bytes = 0
+        var checks = ManifestChecks()
+    }
+
+    private var staged: [Key: Manifest] = [:]
     private(set) var entries = 0
     private(set) var bytes = 0
 
@@ -23,8 +30,8 @@ struct ManifestStaging {
     enum Outcome: Equatable {
         /// Held: this many entries of the manifest so far.
         case staged(Int)
-        /// The final chunk: the whole manifest, no longer held.
-        case complete([ManifestEntry])
+        /// The final chunk: the whole manifest, no longer held, and what was checked of it.
+        case complete([ManifestEntry], ManifestChecks)
     }
 
     /// Adds a chunk that came in `bytes` of request. A chunk past a bound is refused with
@@ -33,7 +40,7 @@ struct ManifestStaging {
     mutating func add(_ chunk: [ManifestEntry], bytes chunkBytes: Int, connection: Int, token: String,
                       final: Bool) throws(JobRefusal) -> Outcome {
         let key = Key(connection: connection, token: token)
-        var manifest = remove(key) ?? (entries: [], bytes: 0)
+        var manifest = remove(key) ?? Manifest()
         manifest.entries += chunk
         manifest.bytes += chunkBytes
         let connectionBytes = staged.reduce(manifest.bytes) { $0 + ($1.key.connection == connection ? $1.value.bytes : 0) }
@@ -47,11 +54,17 @@ struct ManifestStaging {
         if manifest.entries.count + entries > Self.maxEntries || manifest.bytes + bytes > Self.maxBytes {
             throw JobRefusal.tooLarge("too many manifest entries are waiting for their last chunk; try again later")
         }
-        if final { return .complete(manifest.entries) }
+        if final { return .complete(manifest.entries, manifest.checks) }
         staged[key] = manifest
         entries += manifest.entries.count
         bytes += manifest.bytes
         return .staged(manifest.entries.count)
+    }
+
+    /// Keeps what was checked of a manifest still waiting for its final chunk (the checks of
+    /// one that is gone, queued or dropped, are forgotten).
+    mutating func checked(_ checks: ManifestChecks, connection: Int, token: String) {
+        staged[Key(connection: connection, token: token)]?.checks.append(checks)
     }
 
     /// The client went away in the middle of its manifests: forgets their chunks.
@@ -59,7 +72,7 @@ struct ManifestStaging {
         for key in staged.keys where key.connection == connection { _ = remove(key) }
     }
 
-    private mutating func remove(_ key: Key) -> (entries: [ManifestEntry], bytes: Int)? {
+    private mutating func remove(_ key: Key) -> Manifest? {
         guard let manifest = staged.removeValue(forKey: key) else { return nil }
         entries -= manifest.entries.count
         bytes -= manifest.bytes

@@ -5,15 +5,18 @@ extension CommandService {
     /// Keeps a chunk of a manifest; at the final chunk queues all of it (or none) as one batch.
     func submit(_ submission: BatchSubmission?, from origin: ControlServer.Origin, reply: @escaping Reply) {
         guard var submission else { return reply(.failure(ControlError(.badRequest, "submit needs a 'submission' object"))) }
+        let checks: ManifestChecks
         do {
             switch try scheduler.stage(submission, bytes: origin.lineBytes, connection: origin.connection) {
             case .staged(let count): return reply(ControlResponse(staged: count))
-            case .complete(let entries): submission.entries = entries
+            case .complete(let entries, let checked):
+                submission.entries = entries
+                checks = checked
             }
         } catch {
             return reply(.failure(ControlError(error)))
         }
-        scheduler.queue(submission) { result in
+        scheduler.queue(submission, checks: checks) { result in
             switch result {
             case .success(let outcome):
                 reply(ControlResponse(submitted: SubmissionResult(batch: outcome.batch.id, name: outcome.batch.name,

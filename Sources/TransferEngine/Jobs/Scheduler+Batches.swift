@@ -2,23 +2,40 @@
 extension Scheduler {
     // MARK: submit
 
-    /// Keeps a chunk of a manifest that came in `bytes` of request on `connection`; at the final
-    /// chunk hands back the whole manifest, no longer held.
+    /// Keeps a chunk of a manifest that came in `bytes` of request on `connection`, and has its
+    /// lines checked while the next chunks come; at the final chunk hands back the whole
+    /// manifest, no longer held, with what was checked of it.
     func stage(_ submission: BatchSubmission, bytes: Int, connection: Int) throws(JobRefusal) -> ManifestStaging.Outcome {
         let held = staging.bytes
+        let outcome: ManifestStaging.Outcome
         do {
-            return try staging.add(submission.entries, bytes: bytes, connection: connection,
-                                   token: submission.token, final: submission.final)
+            outcome = try staging.add(submission.entries, bytes: bytes, connection: connection,
+                                      token: submission.token, final: submission.final)
         } catch {
             returnMemory(ifStagingHeld: held)  // the refused manifest's chunks are gone
             throw error
         }
+        if case .staged(let count) = outcome { check(submission, endingAt: count, connection: connection) }
+        return outcome
     }
 
-    /// Queues a whole manifest as one batch (all of it or none), then takes its jobs over.
-    func queue(_ whole: BatchSubmission, done: @escaping (Result<BatchQueueing.Outcome, CommandRefusal>) -> Void) {
+    /// Checks a held chunk's lines on a file thread (a line's check may look at its
+    /// destination), one chunk of a manifest after the other, and keeps what it found with the
+    /// manifest.
+    private func check(_ chunk: BatchSubmission, endingAt count: Int, connection: Int) {
+        let (entries, umask, token, inbox) = (chunk.entries, chunk.umask, chunk.token, inbox!)
+        fileThreads.async(key: token) {
+            let checks = ManifestChecks.check(entries, from: count - entries.count, umask: umask)
+            inbox.post { $0.staging.checked(checks, connection: connection, token: token) }
+        }
+    }
+
+    /// Queues a whole manifest as one batch (all of it or none), then takes its jobs over;
+    /// `checks`: what was checked of its lines while it came.
+    func queue(_ whole: BatchSubmission, checks: ManifestChecks = ManifestChecks(),
+               done: @escaping (Result<BatchQueueing.Outcome, CommandRefusal>) -> Void) {
         let retries = configuration.defaultRetries
-        read({ store in try BatchQueueing.queue(whole, defaultRetries: retries, in: store) }) { [unowned self] result in
+        read({ store in try BatchQueueing.queue(whole, checks: checks, defaultRetries: retries, in: store) }) { [unowned self] result in
             switch result {
             case .success(let outcome):
                 submitted(outcome, lines: whole.entries.count, done: done)
