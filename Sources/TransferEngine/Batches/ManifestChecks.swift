@@ -2,8 +2,9 @@
 /// job through `JobValidation` (its URL parsed, its destination looked at), off the loop, so
 /// that the queueing transaction at the last chunk checks only the lines not checked yet (the
 /// validation of 2,000 lines was 4.3–4.6 ms of that transaction, one core idle meanwhile;
-/// BENCHMARKS.md). The first `count` entries were checked, with the client's `umask`; a
-/// value kept with the manifest's chunks (`ManifestStaging`). Pure; unit-tested.
+/// BENCHMARKS.md). Entries `start..<count` were checked, with the client's `umask`; the
+/// checks of a manifest's chunks put together start at 0. A value kept with the manifest's
+/// chunks (`ManifestStaging`). Pure; unit-tested.
 struct ManifestChecks: Equatable, Sendable {
     /// The entries checked: `start..<count` (`start` is 0 once checks are put together).
     private(set) var start = 0
