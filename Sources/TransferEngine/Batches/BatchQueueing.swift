@@ -38,7 +38,7 @@ enum BatchQueueing {
                         continue
                     }
                 }
-                var new = ManifestChecks.job(entry, umask: submission.umask)
+                var new = entry.job(umask: submission.umask)
                 new.batch = batch.id
                 try checks.validate(new, at: index, umask: submission.umask)
                 if new.kind == .download, let path = new.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {

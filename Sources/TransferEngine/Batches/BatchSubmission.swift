@@ -52,6 +52,13 @@ public struct ManifestEntry: Codable, Equatable, Sendable {
         self.relativePath = relativePath
         self.sha256 = sha256
     }
+
+    /// The entry's job as a manifest queues it: with the client's `umask` unless it has its own.
+    func job(umask: Int?) -> NewJob {
+        var new = job
+        new.umask = new.umask ?? umask
+        return new
+    }
 }
 
 /// What a submission did.
