@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TransferEngine
 
@@ -64,6 +65,25 @@ import Testing
         #expect(throws: TransferError.self, "nor is the file synced as if they were") { try file.sync() }
         #expect(throws: TransferError.self, "nor moved into place") { try move(file, to: destination, replacing: false) }
         #expect(!FileManager.default.fileExists(atPath: destination))
+    }
+
+    /// Threads that ask for the kept bytes while another writes them return only once they are
+    /// in the file (or all fail with the write's error); the bytes are written once.
+    @Test func callsWhileTheKeptBytesAreBeingWrittenWaitForThem() throws {
+        // A few bytes only: the limit test beside this one leaves 1 KiB of room.
+        let tail = [UInt8](repeating: 9, count: 512)
+        for round in 0..<100 {
+            let file = try PartialFile(path: directory.file(".race-\(round).transferd-part"))
+            let failing = round % 2 == 1
+            #expect(file.writeLater(tail, at: failing ? -1 : 0))
+            let sizes = Mutex<[Int64?]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                let size: Int64? = (try? file.writeDeferred()) == nil ? nil : file.size
+                sizes.withLock { $0.append(size) }
+            }
+            let expected: Int64? = failing ? nil : Int64(tail.count)
+            #expect(sizes.withLock { $0 } == [expected, expected, expected, expected], "round \(round)")
+        }
     }
 
     @Test func bytesKeptForLaterAreBoundedInAllFilesTogether() throws {

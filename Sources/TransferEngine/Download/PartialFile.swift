@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Synchronization
 /// bytes of a complete body, kept by `writeLater` for the thread that finishes the file; sync,
 /// truncate and read on the file queue.
 // @unchecked: a file descriptor; pwrite/fdatasync/ftruncate are thread-safe system calls and
-// the engine never writes from two threads at once (`deferred` is behind its own lock).
+// the engine never writes from two threads at once (`deferred` hands its bytes to one writer).
 public final class PartialFile: @unchecked Sendable {
     public let path: String
     /// The file system the file is on (`st_dev`).
@@ -26,6 +27,9 @@ public final class PartialFile: @unchecked Sendable {
     private enum DeferredWrite {
         case none
         case kept([UInt8], at: Int64)
+        /// A thread is writing them, outside the lock; the threads that called meanwhile wait
+        /// for it, each on its own semaphore.
+        case writing(waiters: [DispatchSemaphore])
         case failed(TransferError)
     }
 
@@ -153,24 +157,52 @@ public final class PartialFile: @unchecked Sendable {
 
     /// Writes the bytes `writeLater` kept, if any. They are let go of either way; a failure
     /// is kept, and every later call fails with it (the finish fails, and the next attempt
-    /// finds the file short of its recorded length). The write happens under the lock: a call
-    /// on another thread meanwhile waits for it, and returns only once the bytes are written.
+    /// finds the file short of its recorded length). A call on another thread meanwhile
+    /// returns only once the bytes are written. It sleeps until then: the lock is not held
+    /// during the write, because a thread blocked on Swift's `Mutex` (a priority-inheriting
+    /// futex) spins in the kernel while the holder runs, and a finishing group waiting so for
+    /// the writer's page-cache copies burnt 7 % of the daemon's CPU (BENCHMARKS.md).
     func writeDeferred() throws(TransferError) {
-        try deferred.withLock { state throws(TransferError) in
+        enum Step {
+            case done
+            case write([UInt8], at: Int64)
+            case wait(DispatchSemaphore)
+        }
+        let step = try deferred.withLock { state throws(TransferError) -> Step in
             switch state {
             case .none:
-                return
+                return .done
             case .failed(let error):
                 throw error
             case .kept(let bytes, let offset):
-                defer { Self.deferredTotal.subtract(bytes.count, ordering: .relaxed) }
-                let written = bytes.withUnsafeBytes { bytes in Result { () throws(TransferError) in try write(bytes, at: offset) } }
-                if case .failure(let error) = written {
-                    state = .failed(error)
-                    throw error
-                }
-                state = .none
+                state = .writing(waiters: [])
+                return .write(bytes, at: offset)
+            case .writing(var waiters):
+                let semaphore = DispatchSemaphore(value: 0)
+                waiters.append(semaphore)
+                state = .writing(waiters: waiters)
+                return .wait(semaphore)
             }
+        }
+        switch step {
+        case .done:
+            return
+        case .wait(let semaphore):
+            semaphore.wait()
+            try writeDeferred()  // .none or .failed now
+        case .write(let bytes, let offset):
+            defer { Self.deferredTotal.subtract(bytes.count, ordering: .relaxed) }
+            let written = bytes.withUnsafeBytes { bytes in Result { () throws(TransferError) in try write(bytes, at: offset) } }
+            let waiters = deferred.withLock { state in
+                guard case .writing(let waiters) = state else { preconditionFailure("one writer at a time") }
+                switch written {
+                case .success: state = .none
+                case .failure(let error): state = .failed(error)
+                }
+                return waiters
+            }
+            for waiter in waiters { waiter.signal() }
+            try written.get()
         }
     }
 
