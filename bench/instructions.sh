@@ -15,6 +15,8 @@ FILES=${1:-1000}
 
 [ -x "$BIN/transferd" ] || build_release
 small_files "$FILES"
+# A kept BENCH_DIR of an earlier run: its files would be in the way of this run's downloads.
+rm -rf "$BENCH_DIR"/out/* "$BENCH_DIR/callgrind.out"
 start_nginx
 TRANSFERD_UNDER="valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$BENCH_DIR/callgrind.out" \
     start_transferd --max-active 16 --max-per-host 16

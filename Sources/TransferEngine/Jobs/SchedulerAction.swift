@@ -81,7 +81,9 @@ struct RecordedCompletion: Sendable {
 }
 
 extension StateRecord {
-    /// Writes the change and what goes with it in one transaction, at the core's time.
+    /// Writes the change and what goes with it in one transaction, at the core's time. Never
+    /// inlined: `bench/instructions.sh` counts the state changes recorded by this name.
+    @inline(never)
     func write(to store: JobStore) throws {
         try store.transaction {
             try store.setState(id, change, now: at)
