@@ -68,7 +68,7 @@ import Testing
     }
 
     /// Threads that ask for the kept bytes while another writes them return only once they are
-    /// in the file (or all fail with the write's error); the bytes are written once.
+    /// in the file, or all fail with the write's error.
     @Test func callsWhileTheKeptBytesAreBeingWrittenWaitForThem() throws {
         // A few bytes only: the limit test beside this one leaves 1 KiB of room.
         let tail = [UInt8](repeating: 9, count: 512)

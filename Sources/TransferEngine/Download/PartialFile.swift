@@ -161,7 +161,7 @@ public final class PartialFile: @unchecked Sendable {
     /// returns only once the bytes are written. It sleeps until then: the lock is not held
     /// during the write, because a thread blocked on Swift's `Mutex` (a priority-inheriting
     /// futex) spins in the kernel while the holder runs, and a finishing group waiting so for
-    /// the writer's page-cache copies burnt 7 % of the daemon's CPU (BENCHMARKS.md).
+    /// the writer's page-cache copies burnt 6–7 % of the daemon's CPU (BENCHMARKS.md).
     func writeDeferred() throws(TransferError) {
         enum Step {
             case done
