@@ -68,38 +68,29 @@ final class SQLiteConnection {
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back if it throws. Inside a
-    /// transaction (or savepoint) it is part of that one, so store methods compose: a failure
-    /// unwinds to whoever began it, which undoes all of it.
+    /// transaction it is part of that one, so store methods compose: a failure unwinds to
+    /// whoever began it, which undoes all of it.
+    /// There are no savepoints: SQLite copies every page a savepoint's work changes into the
+    /// statement journal, once for each savepoint open (one per nested store call wrote 45 MB of
+    /// temporary file for a 2,000-job manifest, 11,000 pages), and a group commit undoes a failed
+    /// piece by rolling the whole group back (`StoreQueue`).
     func transaction<T>(_ body: () throws -> T) throws -> T {
         guard depth == 0 else { return try body() }
-        return try savepoint(body)
-    }
-
-    /// Runs `body` so that a failure undoes what it did and no more: a savepoint inside a
-    /// transaction, for work whose failure is caught while the transaction goes on (a piece of
-    /// a group commit); outside one, a transaction of its own.
-    /// Savepoints are not opened where nothing catches: SQLite copies every page a savepoint's
-    /// work changes into the statement journal, once for each savepoint open, so that one per
-    /// nested store call wrote 45 MB of temporary file for a 2,000-job manifest (11,000 pages),
-    /// and several pages for every record of a running job.
-    func savepoint<T>(_ body: () throws -> T) throws -> T {
-        // Prepared once and cached (`run`), not parsed again by `execute`: a group commit runs
-        // two of these for each piece.
-        let savepoint = "s\(depth)"
-        try run(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
+        // Prepared once and cached (`run`), not parsed again by `execute`.
+        try run("BEGIN IMMEDIATE")
         depth += 1
         defer { depth -= 1 }
         do {
             let result = try body()
-            try run(depth == 1 ? "COMMIT" : "RELEASE \(savepoint)")
+            try run("COMMIT")
             return result
         } catch {
-            try? execute(depth == 1 ? "ROLLBACK" : "ROLLBACK TO \(savepoint); RELEASE \(savepoint)")
+            try? execute("ROLLBACK")
             throw error
         }
     }
 
-    /// Whether a transaction (or savepoint) of `transaction` is open.
+    /// Whether a transaction of `transaction` is open.
     var inTransaction: Bool { depth > 0 }
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }

@@ -481,12 +481,6 @@ public final class JobStore {
         try connection.transaction(body)
     }
 
-    /// Runs several store calls so that a failure undoes them and no more (see
-    /// `SQLiteConnection.savepoint`): each piece of a group commit.
-    public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try connection.savepoint(body)
-    }
-
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
     public func integrityCheck() throws -> String {
         try connection.query("PRAGMA integrity_check") { $0.text() }.joined(separator: "; ")
