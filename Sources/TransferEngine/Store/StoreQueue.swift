@@ -37,12 +37,12 @@ public final class StoreQueue: Sendable {
         init(_ store: JobStore) { self.store = store }
     }
 
-    /// One piece of work, run in its group's transaction (where a failure throws, to roll the
-    /// group back) or by itself in a transaction of its own (where its failure is its answer);
-    /// either way it returns what to call once it is committed.
+    /// One piece of work: `run` does it in whichever transaction is open (its group's, or its
+    /// own after the group failed) and returns what to call once that is committed; `failed`
+    /// answers with why it could not be recorded.
     private struct Work: Sendable {
-        let inGroup: @Sendable (JobStore) throws -> @Sendable () -> Void
-        let byItself: @Sendable (JobStore) -> @Sendable () -> Void
+        let run: @Sendable (JobStore) throws -> @Sendable () -> Void
+        let failed: @Sendable (any Error) -> Void
     }
 
     public init(_ store: JobStore) {
@@ -55,13 +55,10 @@ public final class StoreQueue: Sendable {
     /// its group may gather for `gathering` first.
     public func async<T: Sendable>(_ work: @escaping @Sendable (JobStore) throws -> T, deferrable: Bool = false,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let piece = Work(inGroup: { store in
+        let piece = Work(run: { store in
             let value = try work(store)
             return { completion(.success(value)) }
-        }, byItself: { store in
-            let result = Result { try store.transaction { try work(store) } }
-            return { completion(result) }
-        })
+        }, failed: { error in completion(.failure(error)) })
         let due = pending.withLock { pending in
             pending.work.append(piece)
             return pending.schedule.add(deferrable: deferrable)
@@ -120,11 +117,18 @@ public final class StoreQueue: Sendable {
         var finish: [@Sendable () -> Void] = []
         finish.reserveCapacity(group.count)
         do {
-            try store.transaction { for piece in group { finish.append(try piece.inGroup(store)) } }
+            try store.transaction { for piece in group { finish.append(try piece.run(store)) } }
         } catch {
             // A piece failed, or the group could not commit (or begin): nothing of it is
-            // recorded. Each piece runs again on its own, so each gets its own answer.
-            finish = group.map { piece in piece.byItself(store) }
+            // recorded. Each piece runs again in a transaction of its own, so each gets its own
+            // answer.
+            finish = group.map { piece in
+                do {
+                    return try store.transaction { try piece.run(store) }
+                } catch {
+                    return { piece.failed(error) }
+                }
+            }
         }
         for completion in finish { completion() }
     }
