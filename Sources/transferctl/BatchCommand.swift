@@ -4,7 +4,7 @@ import TransferEngine
 /// `transferctl batch submit|create|list|show`: groups of jobs.
 struct BatchCommand: Subcommand {
     static let help = """
-        usage: transferctl batch submit FILE|- [--name NAME [--reuse] | --batch B] [hooks]
+        usage: transferctl batch submit FILE|- [--name NAME [--reuse] | --batch B] [--wait] [hooks]
                transferctl batch create NAME [hooks]
                transferctl batch list
                transferctl batch show B
@@ -23,6 +23,8 @@ struct BatchCommand: Subcommand {
           --name NAME             the batch's name (default: the manifest's file name)
           --reuse                 add to the newest batch called NAME, if there is one
           --batch B               add to the existing batch B
+          --wait                  then wait for the batch as `wait --batch B` does (its exit
+                                  status: 1 when a job failed or was cancelled)
           --on-complete CMD       run CMD (with /bin/sh) when every job of the batch has ended
                                   and none failed; TRANSFERD_BATCH_ID, TRANSFERD_STATE,
                                   TRANSFERD_JOBS_COMPLETED, ... are set
@@ -30,12 +32,14 @@ struct BatchCommand: Subcommand {
 
         examples:
           transferctl batch submit nightly.jsonl
+          transferctl batch submit --wait mirror.jsonl && echo all done
           transferctl batch submit --name nightly --reuse nightly.jsonl
           transferctl batch show 3
         """
 
     enum Action {
-        case submit(path: String, template: BatchSubmission)
+        /// `wait`: then wait for the batch's jobs to end.
+        case submit(path: String, template: BatchSubmission, wait: Bool)
         case create(BatchSubmission)
         case list
         case show(Int64)
@@ -53,7 +57,9 @@ struct BatchCommand: Subcommand {
         template.name = try arguments.option("--name")
         template.reuse = arguments.flag("--reuse")
         template.batch = try arguments.batch()
+        let wait = arguments.flag("--wait")
         let positionals = try arguments.positionals()
+        if wait, verb != "submit" { throw UsageError("--wait goes with batch submit") }
         switch verb {
         case "submit":
             guard positionals.count == 1, let path = positionals.first else {
@@ -64,7 +70,7 @@ struct BatchCommand: Subcommand {
             if template.name == nil, template.batch == nil {
                 template.name = path == "-" ? "stdin" : String(path.split(separator: "/").last ?? "manifest")
             }
-            return BatchCommand(action: .submit(path: path, template: template))
+            return BatchCommand(action: .submit(path: path, template: template, wait: wait))
         case "create":
             guard positionals.count == 1, let name = positionals.first else { throw UsageError("batch create takes a NAME") }
             template.name = name
@@ -82,19 +88,21 @@ struct BatchCommand: Subcommand {
 
     func run(_ context: Context) throws -> ExitStatus {
         switch action {
-        case .submit(let path, let template):
+        case .submit(let path, let template, let wait):
             let bytes = path == "-" ? FileReader.standardInput(limit: 1 << 30) : FileReader.contents(of: path, limit: 1 << 30)
             guard let bytes else { throw UsageError("cannot read the manifest \(path)") }
             let name = path == "-" ? "stdin" : path
+            let result: SubmissionResult
             do {
-                let entries = EntrySource(manifest: ManifestReader(bytes))
-                BatchSender.report(try BatchSender.send(entries, as: template, context: context), context: context)
+                result = try BatchSender.send(EntrySource(manifest: ManifestReader(bytes)), as: template, context: context)
             } catch let error as Manifest.LineError {
                 throw UsageError("\(name):\(error.line): \(error.message); nothing was queued")
             } catch let failure as CommandFailure {
                 // The daemon checks what only it can (files, existing destinations) and names the line.
                 throw CommandFailure(message: "\(name): \(failure.message); nothing was queued", status: failure.status)
             }
+            BatchSender.report(result, context: context)
+            if wait { return try WaitCommand(batch: result.batch).run(context) }
         case .create(let template):
             BatchSender.report(try BatchSender.send(EntrySource([]), as: template, context: context), context: context)
         case .list:

@@ -23,6 +23,17 @@ struct WaitCommand: Subcommand {
     var timeout: Double?
     var progress = false
 
+    /// A wait for every job of `batch` (`batch submit --wait`).
+    init(batch: Int64) {
+        request = ControlRequest(.wait, batch: batch)
+    }
+
+    private init(request: ControlRequest, timeout: Double?, progress: Bool) {
+        self.request = request
+        self.timeout = timeout
+        self.progress = progress
+    }
+
     static func parse(name: String, _ arguments: inout ArgumentList) throws -> WaitCommand {
         var timeout: Double?
         if let text = try arguments.option("--timeout") {

@@ -512,6 +512,36 @@ final class BatchTests: IntegrationTestCase {
         XCTAssertEqual(cli.run(["cancel", String(outside)]).exitCode, 0)
     }
 
+    /// `batch submit --wait`: the batch id, then how each job ended, from one process whose
+    /// exit status is `wait`'s: 0 once every file is in place, 1 when a job failed.
+    func testSubmitWaitReturnsOnceTheBatchHasEndedWithWaitsStatus() throws {
+        let sha = try makeSource("w.bin", size: 300 * KiB)
+        try cli.writeManifest([manifestLine(key: "w", download: ["url": nginx.url(.slow, "w.bin"),
+                                                                  "output": destination("w.bin").path])],
+                              to: manifestURL("good.jsonl"))
+        let good = cli.run(["batch", "submit", "--wait", manifestURL("good.jsonl").path])
+        XCTAssertEqual(good.exitCode, 0, good.summary)
+        let printed = good.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(printed.count, 2, good.summary)
+        let batch = try XCTUnwrap(Int(printed[0]), "the batch id first: \(good.summary)")
+        XCTAssertTrue(printed[1].hasSuffix(" completed"), good.summary)
+        XCTAssertEqual(try cli.sha256(of: destination("w.bin")), sha, "in place when the submit returned")
+        XCTAssertEqual(try cli.batch(batch).state, "completed")
+
+        try cli.writeManifest([manifestLine(key: "gone", download: ["url": nginx.statusURL(404),
+                                                                     "output": destination("gone").path, "retry": 0])],
+                              to: manifestURL("bad.jsonl"))
+        let bad = cli.run(["batch", "submit", "--wait", "--json", manifestURL("bad.jsonl").path])
+        XCTAssertEqual(bad.exitCode, 1, bad.summary)
+        XCTAssertTrue(bad.stderr.contains("failed"), bad.summary)
+        XCTAssertTrue(bad.stdout.contains(#""batch""#) && bad.stdout.contains(#""http_status""#),
+                      "the batch object, then the jobs: \(bad.summary)")
+
+        let misplaced = cli.run(["batch", "create", "x", "--wait"])
+        XCTAssertEqual(misplaced.exitCode, 2, misplaced.summary)
+        XCTAssertTrue(misplaced.stderr.contains("--wait goes with batch submit"), misplaced.summary)
+    }
+
     func testWaitBatchExitsOneWhenAJobFails() throws {
         try makeSource("fine.bin", size: 2 * KiB)
         let lines = [
