@@ -67,9 +67,13 @@ struct ManifestStaging {
         staged[Key(connection: connection, token: token)]?.checks.append(checks)
     }
 
-    /// The client went away in the middle of its manifests: forgets their chunks.
-    mutating func drop(connection: Int) {
-        for key in staged.keys where key.connection == connection { _ = remove(key) }
+    /// The client went away in the middle of its manifests: forgets their chunks. Returns the
+    /// tokens of the manifests forgotten.
+    @discardableResult
+    mutating func drop(connection: Int) -> [String] {
+        let keys = staged.keys.filter { $0.connection == connection }
+        for key in keys { _ = remove(key) }
+        return keys.map(\.token)
     }
 
     private mutating func remove(_ key: Key) -> Manifest? {

@@ -12,7 +12,7 @@ extension Scheduler {
             outcome = try staging.add(submission.entries, bytes: bytes, connection: connection,
                                       token: submission.token, final: submission.final)
         } catch {
-            returnMemory(ifStagingHeld: held)  // the refused manifest's chunks are gone
+            returnMemory(ifStagingHeld: held, tokens: [submission.token])  // the refused manifest's chunks are gone
             throw error
         }
         if case .staged(let count) = outcome { check(submission, endingAt: count, connection: connection) }
@@ -77,14 +77,18 @@ extension Scheduler {
     /// The connection went away in the middle of a manifest: forget its chunks.
     func dropSubmissions(of connection: Int) {
         let held = staging.bytes
-        staging.drop(connection: connection)
-        returnMemory(ifStagingHeld: held)
+        let tokens = staging.drop(connection: connection)
+        returnMemory(ifStagingHeld: held, tokens: tokens)
     }
 
     /// Gives the memory of dropped chunks back to the system when they were big (the C heap
-    /// would keep it for the daemon's next manifest).
-    private func returnMemory(ifStagingHeld held: Int) {
-        if held - staging.bytes >= 1 << 20 { Memory.returnFreed() }
+    /// would keep it for the daemon's next manifest): now, and again once the checks still
+    /// queued for the manifests of `tokens` have run and let go of their chunks (a file thread
+    /// runs a token's work in order, each piece released before the next).
+    private func returnMemory(ifStagingHeld held: Int, tokens: [String]) {
+        guard held - staging.bytes >= 1 << 20 else { return }
+        Memory.returnFreed()
+        for token in tokens { fileThreads.async(key: token) { Memory.returnFreed() } }
     }
 
     // MARK: batch list, batch show
