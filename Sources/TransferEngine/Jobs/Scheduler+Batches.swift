@@ -82,12 +82,12 @@ extension Scheduler {
     }
 
     /// Gives the memory of dropped chunks back to the system when they were big (the C heap
-    /// would keep it for the daemon's next manifest): now, and again once the checks still
-    /// queued for the manifests of `tokens` have run and let go of their chunks (a file thread
-    /// runs a token's work in order, each piece released before the next).
+    /// would keep it for the daemon's next manifest), once the checks still queued for the
+    /// manifests of `tokens` have let go of their chunks: on each token's file thread, which runs
+    /// its work in order and releases each piece before the next — and off the loop, since a
+    /// trim walks the whole heap.
     private func returnMemory(ifStagingHeld held: Int, tokens: [String]) {
         guard held - staging.bytes >= 1 << 20 else { return }
-        Memory.returnFreed()
         for token in tokens { fileThreads.async(key: token) { Memory.returnFreed() } }
     }
 
