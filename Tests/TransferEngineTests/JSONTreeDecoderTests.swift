@@ -90,6 +90,58 @@ import Testing
         }
     }
 
+    /// A submit's entries are read from the tree by hand (`ManifestEntry.init(tree:state:)`):
+    /// they must read every member `Decodable` reads, and answer as `JSONDecoder` does at the edges.
+    @Test func readsEveryMemberOfAManifestEntryByHand() throws {
+        var resumed = NewJob(kind: .download, url: "http://h/r", path: "/tmp/r")
+        resumed.resumeData = try JSONDecoder().decode(ResumeData.self, from: Data(#"""
+            {"version":1,"url":"http://h/r","path":"/tmp/r","partialPath":"/tmp/r.part","bytesReceived":10,"etag":"\"e\""}
+            """#.utf8))
+        for job in richJobs + [resumed] {
+            let labels = Set(Mirror(reflecting: job).children.compactMap(\.label))
+            #expect(labels == NewJob.treeKeys, "NewJob's stored properties and the members read by hand")
+            let entry = ManifestEntry(line: 9, key: "k", job: job, relativePath: "a/b", sha256: "ff")
+            #expect(Set(Mirror(reflecting: entry).children.compactMap(\.label)) == ManifestEntry.treeKeys)
+            let request = ControlRequest(.submit, submission: BatchSubmission(token: "t", final: false, entries: [entry]))
+            let encoded = try JSONStreamEncoder().encode(request)
+            #expect(encoded.withUnsafeBytes { JSONTreeDecoder.decodeFast(ControlRequest.self, $0) } == request)
+        }
+        let entry = #"{"line":1,"job":{"kind":"download","url":"http://h/a","headers":[],"overwrite":false,"priority":"normal","paused":false%@}%@}"#
+        func submit(job: String = "", entry extra: String = "") -> [UInt8] {
+            let line = entry.replacingOccurrences(of: "%@", with: job, options: [], range: entry.range(of: "%@"))
+                .replacingOccurrences(of: "%@", with: extra)
+            return Array(#"{"version":1,"command":"submit","submission":{"token":"t","final":true,"reuse":false,"checksum":false,"entries":[\#(line)]}}"#.utf8)
+        }
+        let documents = [
+            submit(), submit(job: #","path":null,"limit":0,"retries":2,"umask":18,"onExists":"rename","extra":[1]"#),
+            submit(entry: #","key":null,"relativePath":"x","sha256":null"#),
+            submit(job: #","resumeData":null,"tls":null,"network":null,"form":null,"remote":null"#),
+            submit(job: #","network":{"proxy":"http://p:1"},"tls":{"insecure":true}"#),
+            // Refused by both, or left to JSONDecoder:
+            submit(job: #","priority":null"#), submit(job: #","kind":"sideways""#), submit(job: #","paused":0"#),
+            submit(job: #","headers":[1]"#), submit(job: #","headers":null"#), submit(job: #","retries":1.5"#),
+            submit(job: #","limit":99999999999999999999"#), submit(job: #","retryUnsafe":"yes""#),
+            submit(job: #","onExists":"ask""#), submit(job: #","network":{"ipVersion":5}"#),
+            submit(entry: #","key":3"#), submit(entry: #","job":null"#), submit(entry: #","line":"1""#),
+            Array(#"{"version":1,"command":"submit","submission":{"token":"t","final":true,"reuse":false,"checksum":false,"entries":[{"job":{}}]}}"#.utf8),
+            Array(#"{"version":1,"command":"submit","submission":{"token":"t","final":true,"reuse":false,"checksum":false,"entries":{}}}"#.utf8),
+            Array(#"{"version":1,"command":"submit","submission":{"token":"t","final":true,"reuse":false,"checksum":false}}"#.utf8),
+        ]
+        for document in documents {
+            let expected = Result { try JSONDecoder().decode(ControlRequest.self, from: Data(document)) }
+            let actual = Result { try JSONTreeDecoder().decode(ControlRequest.self, from: document) }
+            let text = String(decoding: document, as: UTF8.self)
+            switch (expected, actual) {
+            case (.success(let want), .success(let got)): #expect(got == want, "\(text)")
+            case (.failure(let want), .failure(let got)):
+                #expect(DecodingSummary.describe(got) == DecodingSummary.describe(want), "\(text): JSONDecoder's error")
+            default: Issue.record("\(text): JSONDecoder \(expected), tree decoder \(actual)")
+            }
+        }
+        let plain = documents[0].withUnsafeBytes { JSONTreeDecoder.decodeFast(ControlRequest.self, $0) }
+        #expect(plain?.submission?.entries.first?.job.url == "http://h/a", "a plain entry is taken on by the tree decoder")
+    }
+
     @Test func leavesToJSONDecoderWhatItDoesNotTakeOn() {
         let handedOver = [#"{"a":"\u00fc"}"#, #"{"a":1.0}"#, #"{"a":1,"a":2}"#, #"{"a":9223372036854775808}"#]
         for document in handedOver {

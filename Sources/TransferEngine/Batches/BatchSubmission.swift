@@ -33,6 +33,35 @@ public struct BatchSubmission: Codable, Equatable, Sendable {
         self.checksum = checksum
         self.entries = entries
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case token, final, batch, name, reuse, onComplete, onFail, backup, checksum, umask, entries
+    }
+
+    /// As synthesized, but a chunk's entries are read from `JSONTreeDecoder`'s tree by hand
+    /// (`ManifestEntry.init(tree:state:)`): through `Decodable` they were most of a submit's time
+    /// on the loop thread.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        token = try container.decode(String.self, forKey: .token)
+        final = try container.decode(Bool.self, forKey: .final)
+        batch = try container.decodeIfPresent(Int64.self, forKey: .batch)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        reuse = try container.decode(Bool.self, forKey: .reuse)
+        onComplete = try container.decodeIfPresent(String.self, forKey: .onComplete)
+        onFail = try container.decodeIfPresent(String.self, forKey: .onFail)
+        backup = try container.decodeIfPresent(BackupTarget.self, forKey: .backup)
+        checksum = try container.decode(Bool.self, forKey: .checksum)
+        umask = try container.decodeIfPresent(Int.self, forKey: .umask)
+        if let tree = decoder as? JSONTreeValueDecoder {
+            let fields = try JSONTreeFields(tree.tree, tree.state)
+            let member = try fields.required(fields.members.first { $0.key == CodingKeys.entries.stringValue }?.value)
+            guard case .array(let elements) = member else { throw fields.unsupported() }
+            entries = try elements.map { try ManifestEntry(tree: $0, state: tree.state) }
+        } else {
+            entries = try container.decode([ManifestEntry].self, forKey: .entries)
+        }
+    }
 }
 
 /// One job of a manifest, with the line it came from (for error messages).
@@ -51,6 +80,27 @@ public struct ManifestEntry: Codable, Equatable, Sendable {
         self.job = job
         self.relativePath = relativePath
         self.sha256 = sha256
+    }
+
+    /// Every member `Decodable` reads, one per stored property (a unit test counts them).
+    static let treeKeys: Set<String> = ["line", "key", "job", "relativePath", "sha256"]
+
+    /// The entry `Decodable` would give, read from the tree by hand (`JSONTreeFields`).
+    init(tree: JSONTree, state: JSONTreeState) throws {
+        let fields = try JSONTreeFields(tree, state)
+        var line: Int?, job: NewJob?, key: String?, relativePath: String?, sha256: String?
+        for (name, value) in fields.members {
+            switch name {
+            case "line": line = try fields.integer(value)
+            case "key": key = try fields.optional(value, fields.string)
+            case "job": job = try NewJob(tree: value, state: state)
+            case "relativePath": relativePath = try fields.optional(value, fields.string)
+            case "sha256": sha256 = try fields.optional(value, fields.string)
+            default: continue
+            }
+        }
+        self.init(line: try fields.required(line), key: key, job: try fields.required(job), relativePath: relativePath,
+                  sha256: sha256)
     }
 
     /// The entry's job as a manifest queues it: with the client's `umask` unless it has its own.

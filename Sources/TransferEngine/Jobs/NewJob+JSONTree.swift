@@ -1,0 +1,53 @@
+/// A new job read from a manifest chunk's tree by hand (`JSONTreeFields`): the value its
+/// synthesized `Decodable` gives, in one pass over the members instead of a search per key.
+extension NewJob {
+    /// Every member `Decodable` reads, one per stored property (a unit test counts them).
+    static let treeKeys: Set<String> = [
+        "kind", "url", "path", "outputDirectory", "headers", "sha256", "overwrite", "onExists", "priority", "batch",
+        "limit", "retries", "paused", "resumeData", "method", "form", "tls", "network", "remote", "onComplete",
+        "onFail", "headerCommand", "umask", "maxFilesize", "retryUnsafe",
+    ]
+
+    init(tree: JSONTree, state: JSONTreeState) throws {
+        let fields = try JSONTreeFields(tree, state)
+        var kind: JobKind?, url: String?, headers: [String]?, overwrite: Bool?, priority: Priority?, paused: Bool?
+        var job = NewJob(kind: .download, url: "", path: nil)
+        for (key, value) in fields.members {
+            switch key {
+            case "kind": kind = try fields.word(value)
+            case "url": url = try fields.string(value)
+            case "path": job.path = try fields.optional(value, fields.string)
+            case "outputDirectory": job.outputDirectory = try fields.optional(value, fields.string)
+            case "headers": headers = try fields.strings(value)
+            case "sha256": job.sha256 = try fields.optional(value, fields.string)
+            case "overwrite": overwrite = try fields.bool(value)
+            case "onExists": job.onExists = try fields.optional(value, fields.word)
+            case "priority": priority = try fields.word(value)
+            case "batch": job.batch = try fields.optional(value, fields.integer)
+            case "limit": job.limit = try fields.optional(value, fields.integer)
+            case "retries": job.retries = try fields.optional(value, fields.integer)
+            case "paused": paused = try fields.bool(value)
+            case "resumeData": job.resumeData = try fields.optional(value, fields.decoded)
+            case "method": job.method = try fields.optional(value, fields.string)
+            case "form": job.form = try fields.optional(value, fields.decoded)
+            case "tls": job.tls = try fields.optional(value, fields.decoded)
+            case "network": job.network = try fields.optional(value, fields.decoded)
+            case "remote": job.remote = try fields.optional(value, fields.decoded)
+            case "onComplete": job.onComplete = try fields.optional(value, fields.string)
+            case "onFail": job.onFail = try fields.optional(value, fields.string)
+            case "headerCommand": job.headerCommand = try fields.optional(value, fields.string)
+            case "umask": job.umask = try fields.optional(value, fields.integer)
+            case "maxFilesize": job.maxFilesize = try fields.optional(value, fields.integer)
+            case "retryUnsafe": job.retryUnsafe = try fields.optional(value, fields.bool)
+            default: continue  // `Decodable` passes over members it does not know
+            }
+        }
+        job.kind = try fields.required(kind)
+        job.url = try fields.required(url)
+        job.headers = try fields.required(headers)
+        job.overwrite = try fields.required(overwrite)
+        job.priority = try fields.required(priority)
+        job.paused = try fields.required(paused)
+        self = job
+    }
+}
