@@ -105,6 +105,15 @@ import Testing
             let request = ControlRequest(.submit, submission: BatchSubmission(token: "t", final: false, entries: [entry]))
             let encoded = try JSONStreamEncoder().encode(request)
             #expect(encoded.withUnsafeBytes { JSONTreeDecoder.decodeFast(ControlRequest.self, $0) } == request)
+            #expect(try JSONDecoder().decode(ControlRequest.self, from: Data(encoded)) == request)
+            #expect(try JSONDecoder().decode(ManifestEntry.self, from: JSONEncoder().encode(entry)) == entry,
+                    "an entry through JSONEncoder's containers")
+            for pretty in [false, true] {
+                // The job written by hand is the job `Encodable` writes, byte for byte.
+                let stream = JSONStream(pretty: pretty)
+                try job.write(to: stream)
+                #expect(stream.bytes == (try JSONStreamEncoder(pretty: pretty).encode(job)))
+            }
         }
         let entry = #"{"line":1,"job":{"kind":"download","url":"http://h/a","headers":[],"overwrite":false,"priority":"normal","paused":false%@}%@}"#
         func submit(job: String = "", entry extra: String = "") -> [UInt8] {

@@ -103,6 +103,41 @@ public struct ManifestEntry: Codable, Equatable, Sendable {
                   sha256: sha256)
     }
 
+    private enum CodingKeys: String, CodingKey { case line, key, job, relativePath, sha256 }
+
+    /// As synthesized; into a `JSONStreamEncoder`'s stream the job is written by hand
+    /// (`NewJob.write(to:)`).
+    public func encode(to encoder: any Encoder) throws {
+        guard let stream = (encoder as? StreamEncoder)?.stream else {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(line, forKey: .line)
+            try container.encodeIfPresent(key, forKey: .key)
+            try container.encode(job, forKey: .job)
+            try container.encodeIfPresent(relativePath, forKey: .relativePath)
+            try container.encodeIfPresent(sha256, forKey: .sha256)
+            return
+        }
+        let depth = stream.depth
+        let object = stream.openContainer(UInt8(ascii: "{"), UInt8(ascii: "}"))
+        stream.member(CodingKeys.line.stringValue, of: object)
+        stream.integer(line)
+        if let key {
+            stream.member(CodingKeys.key.stringValue, of: object)
+            stream.string(key)
+        }
+        stream.member(CodingKeys.job.stringValue, of: object)
+        try job.write(to: stream)
+        if let relativePath {
+            stream.member(CodingKeys.relativePath.stringValue, of: object)
+            stream.string(relativePath)
+        }
+        if let sha256 {
+            stream.member(CodingKeys.sha256.stringValue, of: object)
+            stream.string(sha256)
+        }
+        stream.close(downTo: depth)
+    }
+
     /// The entry's job as a manifest queues it: with the client's `umask` unless it has its own.
     func job(umask: Int?) -> NewJob {
         var new = job

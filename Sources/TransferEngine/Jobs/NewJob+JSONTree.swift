@@ -51,3 +51,64 @@ extension NewJob {
         self = job
     }
 }
+
+/// A new job written into a `JSONStream` by hand, as its synthesized `Encodable` writes it
+/// (members in declaration order, nil ones left out): `transferctl` writes a manifest's jobs,
+/// 250 to a request, and `Encodable`'s containers were a fifth of a `batch submit`'s time.
+extension NewJob {
+    func write(to stream: JSONStream) throws {
+        let depth = stream.depth
+        let object = stream.openContainer(UInt8(ascii: "{"), UInt8(ascii: "}"))
+        func string(_ name: String, _ value: String?) {
+            guard let value else { return }
+            stream.member(name, of: object)
+            stream.string(value)
+        }
+        func integer(_ name: String, _ value: (some BinaryInteger)?) {
+            guard let value else { return }
+            stream.member(name, of: object)
+            stream.integer(value)
+        }
+        func bool(_ name: String, _ value: Bool?) {
+            guard let value else { return }
+            stream.member(name, of: object)
+            stream.bool(value)
+        }
+        func value(_ name: String, _ value: (some Encodable)?) throws {
+            guard let value else { return }
+            stream.member(name, of: object)
+            try stream.write(value)
+        }
+        string("kind", kind.rawValue)
+        string("url", url)
+        string("path", path)
+        string("outputDirectory", outputDirectory)
+        stream.member("headers", of: object)
+        let list = stream.openContainer(UInt8(ascii: "["), UInt8(ascii: "]"))
+        for header in headers {
+            stream.element(of: list)
+            stream.string(header)
+        }
+        string("sha256", sha256)
+        bool("overwrite", overwrite)
+        string("onExists", onExists?.rawValue)
+        string("priority", priority.rawValue)
+        integer("batch", batch)
+        integer("limit", limit)
+        integer("retries", retries)
+        bool("paused", paused)
+        try value("resumeData", resumeData)
+        string("method", method)
+        try value("form", form)
+        try value("tls", tls)
+        try value("network", network)
+        try value("remote", remote)
+        string("onComplete", onComplete)
+        string("onFail", onFail)
+        string("headerCommand", headerCommand)
+        integer("umask", umask)
+        integer("maxFilesize", maxFilesize)
+        bool("retryUnsafe", retryUnsafe)
+        stream.close(downTo: depth)
+    }
+}

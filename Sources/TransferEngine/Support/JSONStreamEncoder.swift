@@ -75,9 +75,20 @@ final class JSONStream {
     }
 
     func key(_ key: some CodingKey) {
-        string(key.stringValue)
+        self.key(named: key.stringValue)
+    }
+
+    func key(named name: String) {
+        string(name)
         bytes.append(UInt8(ascii: ":"))
         if pretty { bytes.append(UInt8(ascii: " ")) }
+    }
+
+    /// `"name":` as the next member of the object open at `depth`, its value to follow: for a
+    /// type written by hand, without `Encodable`'s containers.
+    func member(_ name: String, of depth: Int) {
+        element(of: depth)
+        key(named: name)
     }
 
     func null() { bytes.append(contentsOf: "null".utf8) }
