@@ -146,6 +146,58 @@ import Testing
         #expect(stale?.message.hasPrefix("line 3: ") == true)
     }
 
+    /// Rows made while the manifest came (`PreparedJob`) are queued as the transaction makes
+    /// them: the same jobs, columns and claims, read back from the store.
+    @Test func rowsPreparedWhileTheManifestCameAreTheRowsTheTransactionWouldMake() throws {
+        func manifest(_ directory: String) -> [ManifestEntry] {
+            var rich = NewJob(kind: .download, url: "http://127.0.0.1/r", path: self.directory.file("\(directory)/r"),
+                              headers: ["X-A: 1"], sha256: String(repeating: "ab", count: 32), priority: .high, limit: 0, retries: 2, paused: true,
+                              tls: TLSOptions(insecure: true), network: NetworkOptions(connectTimeout: 2),
+                              onComplete: "echo c", headerCommand: "/bin/h")
+            rich.maxFilesize = 9
+            rich.onExists = .overwrite
+            var named = NewJob(kind: .download, url: "http://127.0.0.1/n", path: nil)
+            named.outputDirectory = self.directory.file(directory)
+            var renamed = NewJob(kind: .download, url: "http://127.0.0.1/x", path: self.directory.file("\(directory)/x"))
+            renamed.onExists = .rename  // not prepared: the free name is found in the transaction
+            let upload = NewJob(kind: .upload, url: "http://127.0.0.1/u", path: self.directory.file("u"))
+            return [ManifestEntry(line: 1, key: "r", job: rich), ManifestEntry(line: 2, job: named),
+                    ManifestEntry(line: 3, key: "x", job: renamed), ManifestEntry(line: 4, job: upload),
+                    download(5, key: nil, "\(directory)/plain")]
+        }
+        try Data("u".utf8).write(to: URL(fileURLWithPath: directory.file("u")))
+        let store = try JobStore(path: directory.database("t.db"))
+        var plain = submission(name: "plain", manifest("a"))
+        plain.umask = 0o27
+        var prepared = submission(name: "prepared", manifest("b"))
+        prepared.umask = 0o27
+        let checks = ManifestChecks.check(prepared.entries, from: 0, umask: 0o27, defaultRetries: 3)
+        #expect((0..<5).map { checks.row(at: $0, umask: 0o27, defaultRetries: 3) != nil } == [true, true, false, false, true])
+        #expect(checks.row(at: 0, umask: 0o27, defaultRetries: 4) == nil, "rows made with other retries are made again")
+        let made = try queue(plain, in: store).jobs
+        let written = try queue(prepared, checks: checks, in: store).jobs
+        #expect(written.count == 5)
+        for (one, other) in zip(made, written) {
+            // Alike but for what differs by design: ids, the batch, the directory, the times.
+            func normalized(_ job: Job) throws -> Job.Fields {
+                var fields = try #require(try store.job(job.id)).fields
+                #expect(Job(fields) == job, "job \(job.id) as queued is the job as stored")
+                fields.id = JobID(rawValue: 0)
+                fields.batch = nil
+                fields.createdAt = Timestamp(rawValue: 0)
+                fields.updatedAt = Timestamp(rawValue: 0)
+                fields.path = fields.path?.replacingOccurrences(of: "/b/", with: "/a/")
+                fields.url = fields.url.replacingOccurrences(of: "/b/", with: "/a/")
+                fields.outputDirectory = fields.outputDirectory.map { $0.hasSuffix("/b") ? String($0.dropLast()) + "a" : $0 }
+                return fields
+            }
+            #expect(try normalized(one) == normalized(other))
+        }
+        // The prepared rows claim their destinations as the others do.
+        let again = try #require(refusal(submission(name: "again", [download(7, key: nil, "b/plain")]), in: store))
+        #expect(again.message.hasPrefix("line 7: ") && again.message.contains("job \(written[4].id)"))
+    }
+
     @Test func aBadEntryInAnExistingBatchAddsNothingToIt() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let first = try queue(submission([download(1, key: "a", "a")]), in: store)

@@ -40,12 +40,16 @@ import Testing
         #expect(try staging.add(entries(1), bytes: 100, connection: 2, token: "a", final: false) == .staged(1),
                 "the same token on another connection is another manifest")
         #expect(staging.entries == 6 && staging.bytes == 300)
-        guard case .complete(let all, _) = try staging.add(entries(1), bytes: 50, connection: 1, token: "a", final: true) else {
-            Issue.record("the final chunk completes the manifest")
-            return
+        #expect(staging.close(connection: 1, token: "a") == nil, "a manifest whose final chunk has not come stays")
+        #expect(try staging.add(entries(1), bytes: 50, connection: 1, token: "a", final: true) == .closing(6))
+        #expect(staging.entries == 7 && staging.bytes == 350, "held until its checks are back")
+        #expect(throws: JobRefusal.self, "no chunk after the final one") {
+            try staging.add(entries(1), bytes: 1, connection: 1, token: "a", final: false)
         }
-        #expect(all.count == 6)
+        let closed = staging.close(connection: 1, token: "a")
+        #expect(closed?.0.count == 6)
         #expect(staging.entries == 1 && staging.bytes == 100)
+        #expect(staging.close(connection: 1, token: "a") == nil)
     }
 
     @Test func keepsTheChecksOfEachChunkInOrderWithItsManifestUntilTheFinalChunk() throws {
@@ -58,13 +62,31 @@ import Testing
         staging.checked(ManifestChecks.check(second, from: 2, umask: 0o22), connection: 1, token: "a")
         staging.checked(ManifestChecks.check(first, from: 0, umask: 0o22), connection: 1, token: "a")
         staging.checked(ManifestChecks.check(first, from: 0, umask: 0o22), connection: 2, token: "a")  // no such manifest
-        guard case .complete(_, let checks) = try staging.add(entries(1), bytes: 10, connection: 1, token: "a", final: true) else {
-            Issue.record("the final chunk completes the manifest")
-            return
-        }
-        #expect(checks.count == 2 && checks.umask == 0o22)
+        let last = entries(1)
+        #expect(try staging.add(last, bytes: 10, connection: 1, token: "a", final: true) == .closing(6))
+        // Checks still coming after the final chunk are kept until the manifest is closed.
+        staging.checked(ManifestChecks.check(second, from: 2, umask: 0o22), connection: 1, token: "a")
+        staging.checked(ManifestChecks.check(last, from: 5, umask: 0o22), connection: 1, token: "a")
+        let checks = staging.close(connection: 1, token: "a")?.1
+        #expect(checks?.count == 6 && checks?.umask == 0o22)
         staging.checked(ManifestChecks.check(second, from: 2, umask: 0o22), connection: 1, token: "a")  // queued already
         #expect(staging.entries == 0)
+    }
+
+    @Test func rowsAreMadeWhileFewEntriesAreHeldAndKeptWithTheFirstChecksRetries() throws {
+        var staging = ManifestStaging()
+        _ = try staging.add(entries(2), bytes: 10, connection: 1, token: "a", final: false)
+        #expect(staging.preparesRows)
+        _ = try staging.add(entries(1), bytes: ManifestStaging.maxPreparedBytes, connection: 2, token: "b", final: false)
+        #expect(!staging.preparesRows, "past the bytes held")
+        var checks = ManifestChecks.check(entries(2), from: 0, umask: 0o22, defaultRetries: 3)
+        checks.append(ManifestChecks.check(entries(2), from: 2, umask: 0o22))  // checked, no rows made
+        checks.append(ManifestChecks.check(entries(2), from: 4, umask: 0o22, defaultRetries: 3))
+        checks.append(ManifestChecks.check(entries(2), from: 6, umask: 0o22, defaultRetries: 5))
+        #expect(checks.count == 8)
+        #expect((0..<8).map { checks.row(at: $0, umask: 0o22, defaultRetries: 3) != nil }
+                == [true, true, false, false, true, true, false, false])
+        #expect(checks.row(at: 0, umask: 0o77, defaultRetries: 3) == nil, "made with another umask")
     }
 
     @Test func refusesAChunkPastAConnectionsBytesAndDropsItsManifest() throws {

@@ -14,7 +14,8 @@ enum BatchQueueing {
         var skipped: Int
     }
 
-    /// `checks`: what was checked of the manifest's lines while it came; the others are checked here.
+    /// `checks`: what was checked of the manifest's lines while it came (and the rows made of
+    /// them); the others are checked here.
     static func queue(_ submission: BatchSubmission, checks: ManifestChecks = ManifestChecks(), defaultRetries: Int,
                       in store: JobStore) throws -> Outcome {
         // Each directory's spelling is resolved once for the whole manifest.
@@ -40,6 +41,15 @@ enum BatchQueueing {
                         skipped += 1
                         continue
                     }
+                }
+                if submission.backup == nil,
+                   let row = checks.row(at: index, umask: submission.umask, defaultRetries: defaultRetries) {
+                    // Checked, and its row made, while the manifest came: only written now.
+                    if let path = row.job.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {
+                        throw JobRefusal.invalid("\(path) is also the output of line \(first)")
+                    }
+                    jobs.append(try store.insert(row, batch: batch.id, now: .now))
+                    continue
                 }
                 var new = entry.job(umask: submission.umask)
                 new.batch = batch.id

@@ -4,27 +4,24 @@ extension CommandService {
 
     /// Keeps a chunk of a manifest; at the final chunk queues all of it (or none) as one batch.
     func submit(_ submission: BatchSubmission?, from origin: ControlServer.Origin, reply: @escaping Reply) {
-        guard var submission else { return reply(.failure(ControlError(.badRequest, "submit needs a 'submission' object"))) }
-        let checks: ManifestChecks
+        guard let submission else { return reply(.failure(ControlError(.badRequest, "submit needs a 'submission' object"))) }
+        let staged: Int
         do {
-            switch try scheduler.stage(submission, bytes: origin.lineBytes, connection: origin.connection) {
-            case .staged(let count): return reply(ControlResponse(staged: count))
-            case .complete(let entries, let checked):
-                submission.entries = entries
-                checks = checked
+            staged = try scheduler.stage(submission, bytes: origin.lineBytes, connection: origin.connection) { [scheduler] whole, checks in
+                scheduler.queue(whole, checks: checks) { result in
+                    switch result {
+                    case .success(let outcome):
+                        reply(ControlResponse(submitted: SubmissionResult(batch: outcome.batch.id, name: outcome.batch.name,
+                                                                          jobs: outcome.jobs.count, skipped: outcome.skipped)))
+                    case .failure(let refusal):
+                        reply(Self.failure(refusal, doing: "cannot queue the manifest"))
+                    }
+                }
             }
         } catch {
             return reply(.failure(ControlError(error)))
         }
-        scheduler.queue(submission, checks: checks) { result in
-            switch result {
-            case .success(let outcome):
-                reply(ControlResponse(submitted: SubmissionResult(batch: outcome.batch.id, name: outcome.batch.name,
-                                                                  jobs: outcome.jobs.count, skipped: outcome.skipped)))
-            case .failure(let refusal):
-                reply(Self.failure(refusal, doing: "cannot queue the manifest"))
-            }
-        }
+        if !submission.final { reply(ControlResponse(staged: staged)) }
     }
 
     // MARK: backup-plan

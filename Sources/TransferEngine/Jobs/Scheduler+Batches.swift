@@ -3,9 +3,12 @@ extension Scheduler {
     // MARK: submit
 
     /// Keeps a chunk of a manifest that came in `bytes` of request on `connection`, and has its
-    /// lines checked while the next chunks come; at the final chunk hands back the whole
-    /// manifest, no longer held, with what was checked of it.
-    func stage(_ submission: BatchSubmission, bytes: Int, connection: Int) throws(JobRefusal) -> ManifestStaging.Outcome {
+    /// lines checked while the next chunks come. The final chunk's lines are checked too; once
+    /// the checks of all its chunks are back, `complete` gets the whole manifest, no longer held,
+    /// with what was checked of it (not if its client went away meanwhile). Returns the entries
+    /// held so far.
+    func stage(_ submission: BatchSubmission, bytes: Int, connection: Int,
+               complete: @escaping (BatchSubmission, ManifestChecks) -> Void) throws(JobRefusal) -> Int {
         let held = staging.bytes
         let outcome: ManifestStaging.Outcome
         do {
@@ -15,18 +18,35 @@ extension Scheduler {
             returnMemory(ifStagingHeld: held, tokens: [submission.token])  // the refused manifest's chunks are gone
             throw error
         }
-        if case .staged(let count) = outcome { check(submission, endingAt: count, connection: connection) }
-        return outcome
+        switch outcome {
+        case .staged(let count):
+            check(submission, endingAt: count, connection: connection)
+            return count
+        case .closing(let count):
+            let answer = nextAnswerToken()
+            pendingReads[answer] = { [unowned self] in
+                guard let (entries, checks) = staging.close(connection: connection, token: submission.token) else { return }
+                var whole = submission
+                whole.entries = entries
+                complete(whole, checks)
+            }
+            check(submission, endingAt: count, connection: connection, answer: answer)
+            return count
+        }
     }
 
     /// Checks a held chunk's lines on a file thread (a line's check may look at its
     /// destination), one chunk of a manifest after the other, and keeps what it found with the
-    /// manifest.
-    private func check(_ chunk: BatchSubmission, endingAt count: Int, connection: Int) {
+    /// manifest; then runs the read waiting as `answer`, if any.
+    private func check(_ chunk: BatchSubmission, endingAt count: Int, connection: Int, answer: Int? = nil) {
         let (entries, umask, token, inbox) = (chunk.entries, chunk.umask, chunk.token, inbox!)
+        let retries = staging.preparesRows ? configuration.defaultRetries : nil
         fileThreads.async(key: token) {
-            let checks = ManifestChecks.check(entries, from: count - entries.count, umask: umask)
-            inbox.post { $0.staging.checked(checks, connection: connection, token: token) }
+            let checks = ManifestChecks.check(entries, from: count - entries.count, umask: umask, defaultRetries: retries)
+            inbox.post { scheduler in
+                scheduler.staging.checked(checks, connection: connection, token: token)
+                if let answer { scheduler.pendingReads.removeValue(forKey: answer)?() }
+            }
         }
     }
 

@@ -55,26 +55,30 @@ public final class JobStore {
     /// Queues a new job (with its resume state, when it continues earlier bytes).
     public func insert(_ new: NewJob, maxRetries: Int, resume: ResumeState?, upload: UploadSpec? = nil,
                        bytesTotal: Int64? = nil, key: String? = nil, now: Timestamp = .now) throws -> Job {
-        let headers = new.headers.isEmpty ? "[]" : try JobStore.json(new.headers)
-        let uploadJSON = try upload.map { try JobStore.json($0) }
-        let tlsJSON = try new.tls.map { try JobStore.json($0) }
-        let networkJSON = try new.network.flatMap { $0.isDefault ? nil : $0 }
-            .map { try JobStore.json($0) }
-        let remoteJSON = try new.remote.map { try JobStore.json($0) }
-        // The job as its row holds it, each column decided here once (its id once inserted).
-        var job = Job.Fields(inserted: new, maxRetries: maxRetries, upload: upload, bytesDone: resume?.bytesDurable ?? 0,
-                             bytesTotal: resume?.bytesTotal ?? bytesTotal, key: key, now: now)
+        let row = try PreparedJob(new, maxRetries: maxRetries, upload: upload, bytesDone: resume?.bytesDurable ?? 0,
+                                  bytesTotal: resume?.bytesTotal ?? bytesTotal, key: key, now: now)
+        return try insert(row, now: now, resume: resume)
+    }
+
+    /// Queues a new job whose row is decided (`PreparedJob`), in `batch` when given: claims
+    /// its destination, inserts it, and writes its resume state.
+    func insert(_ row: PreparedJob, batch: Int64? = nil, now: Timestamp, resume: ResumeState? = nil) throws -> Job {
+        var job = row.job.fields
+        job.stamp(batch: batch, now: now)
         return try connection.transaction {
             var claimed: String?
-            if new.kind == .download, let wanted = new.path {
+            if job.kind == .download, let wanted = job.path {
                 // The unique index `jobs_by_destination` refuses a destination another job owns;
                 // its owner is looked up only then (`taken`), not before every insert.
-                (job.path, claimed) = new.onExists == .rename
-                    ? try destination(wanted, for: nil, onExists: .rename) : (wanted, try canonicalDestination(wanted))
+                if let destination = row.destination {
+                    claimed = try claimable(destination, path: wanted)
+                } else {
+                    (job.path, claimed) = row.onExists == .rename
+                        ? try destination(wanted, for: nil, onExists: .rename) : (wanted, try canonicalDestination(wanted))
+                }
             }
             do {
-                try insertRow(job, headers: headers, upload: uploadJSON, tls: tlsJSON, network: networkJSON,
-                              remote: remoteJSON, destination: claimed, onExists: new.onExists, now: now)
+                try insertRow(job, row, destination: claimed, now: now)
             } catch let error as SQLiteError where error.code == .constraintUnique {
                 guard let claimed, let wanted = job.path, let owner = try owner(of: claimed, other: nil) else { throw error }
                 throw DestinationRefusal.taken(path: wanted, owner: owner)
@@ -92,8 +96,7 @@ public final class JobStore {
     }
 
     /// The row of a new job, its columns decided by `insert`.
-    private func insertRow(_ job: Job.Fields, headers: String, upload: String?, tls: String?, network: String?,
-                           remote: String?, destination: String?, onExists: OnExists?, now: Timestamp) throws(SQLiteError) {
+    private func insertRow(_ job: Job.Fields, _ row: PreparedJob, destination: String?, now: Timestamp) throws(SQLiteError) {
         try connection.run("""
             INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                               batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
@@ -103,12 +106,12 @@ public final class JobStore {
             """
         ) { bind in
             bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
-            bind(headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
+            bind(row.headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
             bind(job.limit); bind(job.maxRetries); bind(job.bytesDone); bind(job.bytesTotal); bind(now.rawValue)
-            bind(now.rawValue); bind(job.method); bind(upload); bind(tls); bind(job.key); bind(job.onComplete)
+            bind(now.rawValue); bind(job.method); bind(row.upload); bind(row.tls); bind(job.key); bind(job.onComplete)
             bind(job.onFail); bind(destination); bind(job.umask); bind(job.maxFilesize); bind(job.idempotencyKey)
-            bind(job.retryUnsafe); bind(job.outputDirectory); bind(onExists?.rawValue); bind(job.headerCommand)
-            bind(network); bind(remote)
+            bind(job.retryUnsafe); bind(job.outputDirectory); bind(row.onExists?.rawValue); bind(job.headerCommand)
+            bind(row.network); bind(row.remote)
         }
     }
 
@@ -124,7 +127,11 @@ public final class JobStore {
 
     /// The canonical form of `path`, which is not inside the state directory.
     private func canonicalDestination(_ path: String) throws(DestinationRefusal) -> String {
-        let canonical = DestinationPath.canonical(path, directories: &batchDirectories)
+        try claimable(DestinationPath.canonical(path, directories: &batchDirectories), path: path)
+    }
+
+    /// `canonical`, the canonical form of `path`, unless it is inside the state directory.
+    private func claimable(_ canonical: String, path: String) throws(DestinationRefusal) -> String {
         if DestinationPath.isInside(canonical, root: stateRoot) {
             throw DestinationRefusal.stateDirectory(path: path, directory: stateDirectory)
         }
@@ -484,34 +491,5 @@ public final class JobStore {
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
     public func integrityCheck() throws -> String {
         try connection.query("PRAGMA integrity_check") { $0.text() }.joined(separator: "; ")
-    }
-}
-
-private extension Job.Fields {
-    /// The job a new row holds, as `JobRow` reads it back (`insert` asserts that it does); its
-    /// id is given once the row is inserted.
-    init(inserted new: NewJob, maxRetries: Int, upload: UploadSpec?, bytesDone: Int64, bytesTotal: Int64?,
-         key: String?, now: Timestamp) {
-        let method = upload == nil ? nil : new.method
-        self.init(id: JobID(rawValue: 0), kind: new.kind, state: new.paused ? .paused : .queued,
-                  stateReason: new.paused ? "created paused" : nil, url: new.url, path: new.path, headers: new.headers,
-                  sha256: new.sha256, overwrite: new.overwrite || new.onExists == .overwrite, priority: new.priority,
-                  batch: new.batch, limit: new.limit, maxRetries: maxRetries, bytesDone: bytesDone, bytesTotal: bytesTotal,
-                  attempts: 0, httpStatus: nil, error: nil, nextAttemptAt: nil, createdAt: now, updatedAt: now,
-                  finishedAt: nil, method: method, upload: upload)
-        tls = new.tls ?? TLSOptions()
-        network = new.network.flatMap { $0.isDefault ? nil : $0 } ?? NetworkOptions()
-        remote = new.remote
-        self.key = key
-        onComplete = new.onComplete
-        onFail = new.onFail
-        umask = new.umask
-        maxFilesize = new.maxFilesize
-        // A tus PATCH says which offset it continues: it needs no key to be repeated.
-        idempotencyKey = new.remote == nil ? IdempotencyKey.make(method: method, headers: new.headers) : nil
-        retryUnsafe = new.retryUnsafe ?? false
-        outputDirectory = new.kind == .download ? new.outputDirectory : nil
-        onExists = new.onExists ?? .fail
-        headerCommand = new.headerCommand
     }
 }
