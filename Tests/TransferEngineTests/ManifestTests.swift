@@ -159,6 +159,59 @@ import Testing
         #expect(throws: Manifest.LineError(line: 3, message: "key 'a' repeats line 1")) { try reader.next(2) }
     }
 
+    /// Plain download lines are read by hand (`ManifestLine.plain`): each line gives what
+    /// `Decodable` gives, the same entry or the same error.
+    @Test func plainLinesReadByHandGiveWhatDecodableGives() throws {
+        let lines = [
+            #"{"download":{"url":"http://h/a","output":"a"}}"#,
+            #"{"key":"k","download":{"url":"http://h/a","output":"/d/a","sha256":"\#(String(repeating: "AB", count: 32))"}}"#,
+            #"{"key":null,"download":{"url":"http://h/a","outputDir":"d/","overwrite":true,"onExists":"rename","compressed":false}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","sha256":null,"overwrite":null,"onExists":null,"compressed":null}}"#,
+            #"{"download":{"output":"/a","url":"http://h/a"},"key":"late"}"#,
+            #"{"download":{"url":"http://h/a"}}"#,  // read by hand, refused as a download (no output) alike
+            #"{"download":{"url":"http://h/a","output":"/a","paused":true,"priority":"low","retry":0,"headers":["A: 1","B: 2"]}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","paused":null,"priority":null,"retry":null,"headers":null}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","retry":101}}"#,  // past the limit: refused alike
+            #"{"download":{"url":"http://h/a","output":"/a","headers":[]}}"#,
+            // Left to Decodable, which reads or refuses them:
+            #"{"download":{"url":"http://h/a","output":"/a","output":null}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","retry":3,"paused":true,"limitRate":"1M"}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","retry":1.0}}"#, #"{"download":{"url":"http://h/a","output":"/a","priority":"urgent"}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","headers":["A: 1",2]}}"#, #"{"download":{"url":"http://h/a","output":"/a","paused":1}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","maxFilesize":"1M"}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","onExists":"ask"}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","overwrite":"yes"}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a","sha265":"ab"}}"#,
+            #"{"download":{"url":null,"output":"/a"}}"#, #"{"download":{"output":"/a"}}"#,
+            // Read by hand, refused alike:
+            #"{"download":{"url":"http://h/a","output":"/a","outputDir":"/d"}}"#,
+            #"{"download":{"url":"ftp://h/a","output":"/a"}}"#, #"{"download":{"url":"http://h/a","output":"d/"}}"#,
+            #"{"key":"","download":{"url":"http://h/a","output":"/a"}}"#,
+            // Left to Decodable:
+            #"{"key":7,"download":{"url":"http://h/a","output":"/a"}}"#,
+            #"{"download":null}"#, #"{"download":{}}"#, #"{"key":"k"}"#, #"{"keys":"k","download":{"url":"http://h/a","output":"/a"}}"#,
+            #"{"download":{"url":"http://h/a","output":"/a"},"upload":{"url":"http://h/u","file":"/u"}}"#,
+            #"{"download":{"url":"http://h/a","output":"\u00fc"}}"#, #"{"download":{"url":"http://h/a","output":"/a"}"#, #"[]"#,
+        ]
+        // Read by hand: the plain lines, and lines refused after reading (no output and a
+        // directory both, a bad URL or output, an empty key), which `job()` refuses alike.
+        let byHand = Set(0...9).union(22...25)
+        #expect(lines.indices.filter { ManifestReader.isPlain(lines[$0]) } == byHand.sorted())
+        for line in lines {
+            func read(byHand: Bool) -> Result<[ManifestEntry], Manifest.LineError> {
+                var reader = ManifestReader(Array(line.utf8), readsPlainLines: byHand)
+                return Result { () throws(Manifest.LineError) in try reader.next(1) }
+            }
+            #expect(read(byHand: true) == read(byHand: false), "\(line)")
+        }
+        #expect((try? read(lines[0]))?.first?.job.path?.hasPrefix("/") == true, "a relative output is made absolute")
+    }
+
+    private func read(_ line: String) throws -> [ManifestEntry] {
+        var reader = ManifestReader(Array(line.utf8))
+        return try reader.next(1)
+    }
+
     @Test func aReaderOfNothingOrOfBlankLinesIsAtEnd() throws {
         #expect(ManifestReader([]).isAtEnd)
         #expect(ManifestReader(Array("\n \r\n\t".utf8)).isAtEnd)

@@ -24,10 +24,22 @@ public struct JSONTreeDecoder {
     /// The value, or nil when `JSONDecoder` must decide.
     static func decodeFast<T: Decodable>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer) -> T? {
         var parser = JSONTreeParser(bytes)
-        guard let tree = parser.document() else { return nil }
+        return parser.document().flatMap { decodeFast(type, tree: $0) }
+    }
+
+    /// The value of a document already parsed into `tree`, or nil when `JSONDecoder` must decide.
+    static func decodeFast<T: Decodable>(_ type: T.Type, tree: JSONTree) -> T? {
         let state = JSONTreeState()
         guard let value = try? JSONTreeValueDecoder(tree, state).unwrap(type), !state.unsupported else { return nil }
         return value
+    }
+
+    /// The tree of a document, or nil when the tree decoder does not take it on.
+    static func tree(_ bytes: some Collection<UInt8>) -> JSONTree? {
+        bytes.withContiguousStorageIfAvailable { buffer in
+            var parser = JSONTreeParser(UnsafeRawBufferPointer(buffer))
+            return parser.document()
+        } ?? nil
     }
 }
 
