@@ -83,7 +83,7 @@ public struct ManifestEntry: Codable, Equatable, Sendable {
     }
 
     /// Every member `Decodable` reads, one per stored property (a unit test counts them).
-    static let treeKeys: Set<String> = ["line", "key", "job", "relativePath", "sha256"]
+    static let treeKeys = Set(CodingKeys.allCases.map(\.stringValue))
 
     /// The entry `Decodable` would give, read from the tree by hand (`JSONTreeFields`).
     init(tree: JSONTree, state: JSONTreeState) throws {
@@ -103,7 +103,7 @@ public struct ManifestEntry: Codable, Equatable, Sendable {
                   sha256: sha256)
     }
 
-    private enum CodingKeys: String, CodingKey { case line, key, job, relativePath, sha256 }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case line, key, job, relativePath, sha256 }
 
     /// As synthesized; into a `JSONStreamEncoder`'s stream the job is written by hand
     /// (`NewJob.write(to:)`).

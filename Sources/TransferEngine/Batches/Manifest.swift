@@ -127,9 +127,10 @@ private struct ManifestLine: Decodable {
 extension ManifestLine {
     /// A line that is a plain download (`key`, and `download` with only `url`, `output`,
     /// `outputDir`, `sha256`, `overwrite`, `onExists`, `compressed`, `paused`, `priority`,
-    /// `retry` and `headers`, each of its JSON type or null), read from its parsed tree by hand: what `Decodable` reads of it, at a fraction of the
-    /// cost (it was a third of `batch submit`'s time). nil for any other line, which
-    /// `Decodable` reads (and words what is wrong with it).
+    /// `retry` and `headers`, each of its JSON type or null), read from its parsed tree by
+    /// hand: what `Decodable` reads of it, at a fraction of the cost (it was a third of `batch
+    /// submit`'s time). nil for any other line, which `Decodable` reads (and words what is
+    /// wrong with it).
     static func plain(_ tree: JSONTree) -> ManifestLine? {
         guard case .object(let members) = tree else { return nil }
         var line = ManifestLine()

@@ -4,8 +4,6 @@ extension JobStore {
     /// queue, never the loop thread); resume data becomes the job's resume state.
     func queue(_ new: NewJob, defaultRetries: Int, key: String? = nil) throws -> Job {
         let retries = new.retries ?? defaultRetries
-        var new = new
-        if new.limit == 0 { new.limit = nil }  // 0 means unlimited on the wire
         guard new.kind == .upload else {
             let resume = new.resumeData.map {
                 ResumeState(partialPath: $0.partialPath, bytesDurable: $0.bytesReceived,

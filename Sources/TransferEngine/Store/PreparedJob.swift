@@ -4,8 +4,8 @@
 /// that the queueing transaction at the last chunk only writes the rows (building them was
 /// about half of that transaction's time; BENCHMARKS.md). Thread: a value.
 struct PreparedJob: Equatable, Sendable {
-    /// The job as its row holds it (`JobRow` reads back the same), its id 0: one box that the
-    /// queueing changes in place, not a copy of its fields at each step.
+    /// The job as its row holds it (`JobRow` reads back the same), its id 0: in one box, so
+    /// that a row handed from the checks to the queueing is not a copy of its fields each time.
     var job: Job
     /// The JSON columns.
     let headers: String
@@ -39,8 +39,6 @@ struct PreparedJob: Equatable, Sendable {
     static func download(_ new: NewJob, defaultRetries: Int, key: String?,
                          directories: inout [String: String]?) -> PreparedJob? {
         guard new.kind == .download, new.resumeData == nil, new.onExists != .rename else { return nil }
-        var new = new
-        if new.limit == 0 { new.limit = nil }  // as `JobStore.queue`
         guard var row = try? PreparedJob(new, maxRetries: new.retries ?? defaultRetries, upload: nil, bytesDone: 0,
                                          bytesTotal: nil, key: key, now: .now) else { return nil }
         row.destination = new.path.map { DestinationPath.canonical($0, directories: &directories) }
@@ -63,10 +61,11 @@ private extension Job.Fields {
     init(inserted new: NewJob, maxRetries: Int, upload: UploadSpec?, bytesDone: Int64, bytesTotal: Int64?,
          key: String?, now: Timestamp) {
         let method = upload == nil ? nil : new.method
+        let limit = new.limit == 0 ? nil : new.limit  // 0 means unlimited on the wire
         self.init(id: JobID(rawValue: 0), kind: new.kind, state: new.paused ? .paused : .queued,
                   stateReason: new.paused ? "created paused" : nil, url: new.url, path: new.path, headers: new.headers,
                   sha256: new.sha256, overwrite: new.overwrite || new.onExists == .overwrite, priority: new.priority,
-                  batch: new.batch, limit: new.limit, maxRetries: maxRetries, bytesDone: bytesDone, bytesTotal: bytesTotal,
+                  batch: new.batch, limit: limit, maxRetries: maxRetries, bytesDone: bytesDone, bytesTotal: bytesTotal,
                   attempts: 0, httpStatus: nil, error: nil, nextAttemptAt: nil, createdAt: now, updatedAt: now,
                   finishedAt: nil, method: method, upload: upload)
         tls = new.tls ?? TLSOptions()
