@@ -6,7 +6,9 @@
 #   - curl's process;
 #   - transferd's: the daemon, its threads that ended included (/proc/PID/stat), plus the two
 #     transferctl processes;
-#   - nginx's worker, serving either one.
+#   - nginx's worker, serving either one;
+#   - transferd's loop thread: its time on a core and its time runnable but waiting for one
+#     (/proc/PID/task/PID/schedstat; the loop is the batch's serial path, BENCHMARKS.md).
 # Then the medians, in µs per file, and the ratio transferd / curl.
 #
 # Both tools share two cores with nginx and are short of CPU, so the work each does per file is
@@ -32,9 +34,11 @@ nginx_ticks() { local t=0; for p in $(pgrep -f "nginx: worker" || true); do t=$(
 ms() { echo $(( $1 * 1000 / $(getconf CLK_TCK) )); }
 timed() { /usr/bin/time -a -o "$BENCH_DIR/cli.txt" -f '%U %S' "$@"; }  # a process's CPU, appended
 cli_ms() { awk '{ s += $1 + $2 } END { printf "%d", s * 1000 }' "$BENCH_DIR/cli.txt"; }
+loop_ns() { cut -d' ' -f1,2 "/proc/$TRANSFERD_PID/task/$TRANSFERD_PID/schedstat"; }  # on a core, waiting (ns)
 
 # Milliseconds: each tool's wall time and CPU, nginx's CPU while serving it, transferctl's CPU.
-printf '%-4s %8s %9s %11s %13s %11s %12s %12s\n' run curl curl_cpu nginx_curl transferd daemon_cpu transferctl nginx_td
+printf '%-4s %8s %9s %11s %13s %11s %12s %12s %9s %10s\n' run curl curl_cpu nginx_curl transferd daemon_cpu transferctl nginx_td \
+    loop_run loop_wait
 : > "$BENCH_DIR/c.txt"; : > "$BENCH_DIR/t.txt"; : > "$BENCH_DIR/r.txt"
 for run in $(seq 0 "$RUNS"); do  # run 0: untimed
     mkdir -p "$BENCH_DIR/out/c$run"; settle curl --version
@@ -47,15 +51,16 @@ for run in $(seq 0 "$RUNS"); do  # run 0: untimed
         printf '{"download":{"url":"http://127.0.0.1:%d/small/f%d","output":"%s/out/t%d/f%d"}}\n' "$PORT" "$i" "$BENCH_DIR" "$run" "$i"
     done > "$BENCH_DIR/m.jsonl"
     settle ctl stats
-    : > "$BENCH_DIR/cli.txt"; d0=$(ticks "/proc/$TRANSFERD_PID/stat"); n0=$(nginx_ticks); start=$(now)
+    : > "$BENCH_DIR/cli.txt"; d0=$(ticks "/proc/$TRANSFERD_PID/stat"); n0=$(nginx_ticks); l0=$(loop_ns); start=$(now)
     batch=$(timed "$BIN/transferctl" --state-dir "$BENCH_DIR/state" batch submit "$BENCH_DIR/m.jsonl" 2>/dev/null)
     timed "$BIN/transferctl" --state-dir "$BENCH_DIR/state" wait --batch "$batch" >/dev/null || { ctl batch show "$batch" >&2; exit 1; }
-    end=$(now); d1=$(ticks "/proc/$TRANSFERD_PID/stat"); n1=$(nginx_ticks)
+    end=$(now); d1=$(ticks "/proc/$TRANSFERD_PID/stat"); n1=$(nginx_ticks); l1=$(loop_ns)
     td_wall=$(echo "($end - $start) * 1000" | bc -l); td_cpu=$(ms $((d1 - d0))); td_cli=$(cli_ms)
     [ "$run" -eq 0 ] && continue
 
-    printf '%-4s %8.0f %9d %11d %13.0f %11d %12d %12d\n' "$run" "$curl_wall" "$curl_cpu" "$curl_nginx" \
-        "$td_wall" "$td_cpu" "$td_cli" "$(ms $((n1 - n0)))"
+    printf '%-4s %8.0f %9d %11d %13.0f %11d %12d %12d %9s %10s\n' "$run" "$curl_wall" "$curl_cpu" "$curl_nginx" \
+        "$td_wall" "$td_cpu" "$td_cli" "$(ms $((n1 - n0)))" \
+        $(echo "$l0 $l1" | awk '{ printf "%.0f %.0f", ($3 - $1) / 1e6, ($4 - $2) / 1e6 }')
     c=$(echo "$curl_cpu * 1000 / $FILES" | bc -l); t=$(echo "($td_cpu + $td_cli) * 1000 / $FILES" | bc -l)
     echo "$c" >> "$BENCH_DIR/c.txt"; echo "$t" >> "$BENCH_DIR/t.txt"; echo "$t / $c" | bc -l >> "$BENCH_DIR/r.txt"
 done
