@@ -435,6 +435,34 @@ import Testing
 
     // MARK: Ends, batches, waits, hooks
 
+    @Test func aLoneJobsCompletionIsAnInfoLineAndABatchJobsADebugLine() {
+        var driver = CoreDriver()
+        driver.send(.adopted([makeJob(1), makeJob(2, batch: 7), makeJob(3, kind: .upload), makeJob(4, kind: .upload, batch: 7)]))
+        driver.recordAll()
+        for id in [1, 2] as [Int64] {
+            let report = makeReport(1, .completed, kept: 1000, id: id)
+            driver.send(.attemptEnded(JobID(rawValue: id), report))
+            driver.send(.finalized(JobID(rawValue: id), report, .success(1000)))
+        }
+        for id in [3, 4] as [Int64] {
+            driver.send(.attemptEnded(JobID(rawValue: id), makeReport(1, .completed, id: id)))
+        }
+        func level(of id: Int64) -> Logger.Level? {
+            driver.actions.lazy.compactMap { action -> Logger.Level? in
+                guard case .log(let level, let line) = action, line.hasPrefix("job \(id): completed") else { return nil }
+                return level
+            }.first
+        }
+        #expect(level(of: 1) == .info && level(of: 3) == .info)
+        #expect(level(of: 2) == .debug && level(of: 4) == .debug, "the batch's end says it")
+    }
+
+    @Test func aBatchsEndLineCountsItsJobsByState() {
+        #expect(Scheduler.describe([.completed: 2000]) == "2000 completed")
+        #expect(Scheduler.describe([.cancelled: 1, .failed: 10, .completed: 1989]) == "1989 completed, 10 failed, 1 cancelled")
+        #expect(Scheduler.describe([:]) == "no jobs")
+    }
+
     @Test func aBatchEndsOnceWhenItsLastEndIsRecordedInWhateverOrderTheyArrive() {
         var driver = CoreDriver()
         driver.send(.adopted([makeJob(1, kind: .upload, batch: 7)]))

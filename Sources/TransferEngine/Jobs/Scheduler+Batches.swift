@@ -152,24 +152,33 @@ extension Scheduler {
     /// The batch's last unfinished job has ended (and is recorded): announce it and run its hook,
     /// which is recorded as due together with the state it was decided on.
     func batchEnded(_ id: Int64, announce: Bool = true) {
-        stored({ store -> (BatchRecord, BatchState, PendingHook?)? in
+        stored({ store -> (BatchRecord, BatchState, [JobState: Int], PendingHook?)? in
             guard let record = try store.batchRecord(id) else { return nil }
             let totals = try store.batchTotals(id)
             let state = BatchState.derive(totals.counts)
             guard state.hasEnded else { return nil }  // a job was added meanwhile
             let hook = PendingHook.forBatch(record, state: state, counts: totals.counts)
             if let hook { try store.addPendingHook(hook) }
-            return (record, state, hook)
+            return (record, state, totals.counts, hook)
         }) { scheduler, result in
-            guard case .success(.some(let (record, state, hook))) = result else { return }
+            guard case .success(.some(let (record, state, counts, hook))) = result else { return }
             if announce {
                 var event = TransferEvent(.batchEnded)
                 event.batch = id
                 event.batchState = state
                 scheduler.events.publish(event)
-                scheduler.logger.info("batch \(id) (\(record.name)) ended \(state.rawValue)")
+                // Its jobs' completions are debug lines (`SchedulerCore.completionLevel`): this
+                // line tells them.
+                scheduler.logger.info("batch \(id) (\(record.name)) ended \(state.rawValue): \(Self.describe(counts))")
             }
             if let hook { scheduler.feed(.hookDue(hook)) }
         }
+    }
+
+    /// `2000 completed`, `1990 completed, 10 failed`: an ended batch's jobs by state, in the
+    /// order of `JobState.allCases`, the states none of them is in left out.
+    static func describe(_ counts: [JobState: Int]) -> String {
+        let parts = JobState.allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" } }
+        return parts.isEmpty ? "no jobs" : parts.joined(separator: ", ")
     }
 }

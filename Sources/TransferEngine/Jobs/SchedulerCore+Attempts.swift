@@ -10,7 +10,7 @@ extension SchedulerCore {
             finalize(id, report, now: now)
         case .completed:
             publishAttemptFinished(id, report, error: nil)
-            log(.info, "job \(id): completed, sent \(report.transferred) bytes, HTTP \(report.status ?? 0)")
+            log(Self.completionLevel(job), "job \(id): completed, sent \(report.transferred) bytes, HTTP \(report.status ?? 0)")
             transition(id, StateChange(.completed, httpStatus: report.status, bytesDone: report.serverBytes ?? report.transferred),
                        now: now) {
                 $0.attempt = report.record(error: nil)
@@ -193,6 +193,15 @@ extension SchedulerCore {
         return record
     }
 
+    /// How a job's completion is logged: a line of its own at info, except in a batch, whose end
+    /// says it for all of its jobs (`Scheduler.batchEnded`). A backup of small files completes
+    /// thousands of jobs a second: a line for each cost ~2 % of a batch's files per second
+    /// (BENCHMARKS.md) and would pass journald's rate limit, which then drops the warnings among
+    /// them too. Failures and retries are logged for every job.
+    static func completionLevel(_ job: Job) -> Logger.Level {
+        job.batch == nil ? .info : .debug
+    }
+
     /// Finalizing ended: the job completed, or failed (a checksum mismatch discards its bytes;
     /// a shortage of descriptors waits to try again); a pause or cancel given meanwhile applies
     /// only if it failed.
@@ -205,7 +214,7 @@ extension SchedulerCore {
         switch result {
         case .success(let bytes):
             publishAttemptFinished(id, report, error: nil)
-            log(.info, "job \(id): completed, \(bytes) bytes at \(record.job.path ?? "")")
+            log(Self.completionLevel(record.job), "job \(id): completed, \(bytes) bytes at \(record.job.path ?? "")")
             if let recorded {
                 assert(recorded.record.id == id && recorded.record.change.bytesDone == bytes, "job \(id): not its completion")
                 transition(id, recorded.record.change, now: recorded.record.at, recorded: recorded)
