@@ -209,8 +209,7 @@ struct ProgressBoard {
     private func more(_ hidden: [JobID]) -> String {
         var counts: [JobState: Int] = [:]
         for id in hidden { if let state = rows[id]?.state { counts[state, default: 0] += 1 } }
-        let parts = JobState.allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" } }
-        return "… and \(hidden.count) more: " + parts.joined(separator: ", ")
+        return "… and \(hidden.count) more: " + JobState.describe(counts)
     }
 
     /// Every job but the cancelled ones; a job whose size is unknown counts with what it has

@@ -8,6 +8,12 @@ public enum JobState: String, Codable, Sendable, CaseIterable {
     /// Whether `wait` is over for a job in this state.
     public var hasEnded: Bool { self == .completed || self == .cancelled || self == .failed }
 
+    /// `1990 completed, 10 failed`: jobs counted by state, in the order of `allCases`, the states
+    /// none of them is in left out (empty when there are none).
+    public static func describe(_ counts: [JobState: Int]) -> String {
+        allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" } }.joined(separator: ", ")
+    }
+
     /// The one transition table (SPEC.md "Job states"). Every change of state goes through it.
     public func canTransition(to next: JobState) -> Bool {
         switch (self, next) {

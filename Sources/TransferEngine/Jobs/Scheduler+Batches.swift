@@ -175,10 +175,10 @@ extension Scheduler {
         }
     }
 
-    /// `2000 completed`, `1990 completed, 10 failed`: an ended batch's jobs by state, in the
-    /// order of `JobState.allCases`, the states none of them is in left out.
+    /// `2000 completed`, `1990 completed, 10 failed`: an ended batch's jobs by state
+    /// (`JobState.describe`), or `no jobs`.
     static func describe(_ counts: [JobState: Int]) -> String {
-        let parts = JobState.allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" } }
-        return parts.isEmpty ? "no jobs" : parts.joined(separator: ", ")
+        let text = JobState.describe(counts)
+        return text.isEmpty ? "no jobs" : text
     }
 }
