@@ -110,6 +110,18 @@ int tds_rename_at(int from_directory, const char *from, int to_directory, const 
     return renameat2(from_directory, from, to_directory, to, replacing ? 0 : RENAME_NOREPLACE);
 }
 
+int tds_open_unnamed(const char *directory, unsigned int mode) {
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+}
+
+int tds_link_unnamed(int fd, int to_directory, const char *to) {
+    if (linkat(fd, "", to_directory, to, AT_EMPTY_PATH) == 0) return 0;
+    if (errno != ENOENT && errno != EPERM) return -1;
+    char path[32];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, to_directory, to, AT_SYMLINK_FOLLOW);
+}
+
 int tds_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }

@@ -86,6 +86,8 @@ final class DestinationIntegrityTests: IntegrationTestCase {
         let dest = destination("two.bin")
         let first = try cli.download(nginx.url(.slow, "two.bin"), to: dest)
         try awaitProgress(first, atLeast: 64 * KiB, total: size)
+        // Its first checkpoint names its file (a first attempt's file has none until then).
+        XCTAssertTrue(poll(timeout: 10) { Files.exists(Files.partialPath(for: dest)) }, "the first download's file is named")
 
         let otherState = workDir.appendingPathComponent("other-state")
         let otherCLI = try CLI(binaries: binaries, stateDir: otherState, scratch: workDir.appendingPathComponent("other-cli"))

@@ -585,6 +585,8 @@ final class SecurityTests: IntegrationTestCase {
 
     // MARK: partial file
 
+    /// (A later attempt opens its partial file by name without following a symlink, and a file
+    /// named over one replaces the link: `PartialFileTests`.)
     func testSymlinkAtPartialPathIsNotFollowed() throws {
         let name = "out.bin"
         try makeSource(name, size: 256 * KiB)
@@ -595,13 +597,12 @@ final class SecurityTests: IntegrationTestCase {
         let partial = Files.partialPath(for: dest)
         try FileManager.default.createSymbolicLink(at: partial, withDestinationURL: victim)
 
+        // A first attempt writes into a file without a name, never opened by the partial path:
+        // a lone one is named there before its rename, which replaces the link, not its target.
         let id = try cli.download(nginx.url(.files, name), to: dest)
-        let job = try awaitEnd(id)
-        XCTAssertEqual(job.state, "failed", "a symlink at the partial path must not be written through: \(job.jsonText)")
-        XCTAssertEqual(job.errorCode, "io", job.jsonText)
-        assertOneLineMessage(job.errorMessage ?? "", "error.message of \(job.jsonText)")
+        try waitCompleted(id)
         XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), victimText, "the symlink's target is untouched")
-        XCTAssertFalse(Files.exists(dest), "no destination")
+        XCTAssertEqual(try Data(contentsOf: dest).count, 256 * KiB)
         let victimType = (try? FileManager.default.attributesOfItem(atPath: victim.path))?[.type] as? FileAttributeType
         XCTAssertEqual(victimType, .typeRegular, "the victim is still a regular file")
     }

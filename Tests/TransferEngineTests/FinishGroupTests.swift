@@ -6,7 +6,10 @@ import Testing
 @Suite struct FinishGroupTests {
     let directory = TemporaryDirectory()
 
-    @Test func eachFileIsMarkedFinalizingRenamedRecordedAndAnsweredAndARefusedOneFailsAlone() async throws {
+    /// Files with a name (renamed into place) and files without one (a download's first
+    /// attempt: linked into place when their file system is synced whole, else named and renamed).
+    @Test(arguments: [false, true])
+    func eachFileIsMarkedFinalizingMovedRecordedAndAnsweredAndARefusedOneFailsAlone(unnamed: Bool) async throws {
         let jobs = try JobStore(path: directory.database("f.db"))
         let store = StoreQueue(jobs)
         try FileManager.default.createDirectory(atPath: directory.file("a"), withIntermediateDirectories: true)
@@ -21,7 +24,8 @@ import Testing
         let results = try await withThrowingTaskGroup(of: (String, Result<RecordedCompletion?, TransferError>).self) { tasks in
             for name in names {
                 let destination = directory.file(name)
-                let file = try PartialFile(path: PartialFile.partialPath(for: destination))
+                let partial = PartialFile.partialPath(for: destination)
+                let file = unnamed ? try PartialFile.unnamed(path: partial) : try PartialFile(path: partial)
                 // The last bytes kept for the group to write (as a complete small body's are).
                 try Array(name.utf8.prefix(2)).withUnsafeBytes { try file.write($0, at: 0) }
                 #expect(file.writeLater(Array(name.utf8.dropFirst(2)), at: 2))
@@ -46,6 +50,8 @@ import Testing
             let job = try store.sync { try $0.job(ids[name]!) }
             #expect(job?.state == .completed && job?.finishedAt == recorded.record.at, "\(name): completed at that time")
             #expect(FileManager.default.contents(atPath: directory.file(name)) == Data(name.utf8))
+            #expect(try mode(of: directory.file(name)) == 0o640)
+            #expect(!FileManager.default.fileExists(atPath: PartialFile.partialPath(for: directory.file(name))), "\(name): moved, not copied")
             let marked = try store.sync { try $0.resumeState(ids[name]!) }
             #expect(marked == nil, "\(name): its mark, kept until its completion was recorded, went with it")
         }
@@ -60,6 +66,12 @@ import Testing
         #expect(marked?.finalizing == true, "marked finalizing before its rename was refused")
         #expect(marked?.file?.size == Int64("a/taken".utf8.count), "marked as written whole")
         #expect(FileManager.default.contents(atPath: directory.file("a/taken")) == Data("old".utf8))
+    }
+
+    private func mode(of path: String) throws -> mode_t {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TransferError.io(path: path, operation: "stat", errno: errno) }
+        return info.st_mode & 0o7777
     }
 }
 

@@ -196,6 +196,8 @@ import Testing
             Issue.record("expected a ready attempt"); return
         }
         #expect(created.size == 0)
+        #expect(created.isUnnamed, "a first start's file has no name: nothing of it is on disk to continue")
+        #expect(!FileManager.default.fileExists(atPath: fresh.partialPath!))
         #expect(start.file == created.identity)
         #expect(try store.resumeState(fresh.id) == nil, "nothing to continue: no row until a checkpoint or the finalizing mark")
         #expect(try store.job(fresh.id)?.state == .running)
@@ -211,6 +213,7 @@ import Testing
             Issue.record("expected a ready attempt"); return
         }
         #expect(resume.bytesDurable == 3000)
+        #expect(!file.isUnnamed, "bytes to continue: the file at its partial path")
         #expect(file.identity == left, "not truncated: the file is as it was left")
         #expect(resume.file == left)
     }

@@ -146,6 +146,85 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: destination))
     }
 
+    /// A download's first file has no name: nothing of it is in its directory (made for it when
+    /// missing) until it is linked into place, synced meanwhile without one.
+    @Test func aFileWithoutANameAppearsOnlyInPlace() throws {
+        let parent = directory.file("unnamed")
+        let destination = parent + "/out.txt"
+        let file = try PartialFile.unnamed(path: PartialFile.partialPath(for: destination), directoryMode: 0o750)
+        try Array("hello".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        #expect(file.isUnnamed)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == [])
+        #expect(try mode(of: parent) == 0o750)
+        try file.syncContents()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == [], "synced without a name")
+        try move(file, to: destination, replacing: false, mode: 0o640)
+        #expect(file.isLinkedIntoPlace)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == ["out.txt"])
+        #expect(FileManager.default.contents(atPath: destination) == Data("hello".utf8))
+        #expect(try mode(of: destination) == 0o640)
+    }
+
+    /// A checkpoint's or a stop's sync names the file at its partial path, replacing what an
+    /// earlier download left there, and takes its lock; it is then renamed into place.
+    @Test func aSyncNamesAFileWithoutANameAndTakesItsLock() throws {
+        let destination = directory.file("named-later")
+        let partial = PartialFile.partialPath(for: destination)
+        try Data("left over".utf8).write(to: URL(fileURLWithPath: partial))
+        let file = try PartialFile.unnamed(path: partial)
+        try Array("new".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+        #expect(!file.isUnnamed)
+        #expect(FileManager.default.contents(atPath: partial) == Data("new".utf8))
+        #expect(try mode(of: partial) == 0o600)
+        let other = open(partial, O_RDONLY | O_CLOEXEC)
+        defer { close(other) }
+        #expect(flock(other, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK, "its lock is held")
+        try move(file, to: destination, replacing: false)
+        #expect(!file.isLinkedIntoPlace)
+        #expect(!FileManager.default.fileExists(atPath: partial), "renamed from its name")
+        #expect(FileManager.default.contents(atPath: destination) == Data("new".utf8))
+    }
+
+    @Test func aFileWithoutANameIsNamedOverASymlinkWithoutFollowingIt() throws {
+        let target = directory.file("victim-of-naming")
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: target))
+        let partial = directory.file(".linked.transferd-part")
+        try FileManager.default.createSymbolicLink(atPath: partial, withDestinationPath: target)
+        let file = try PartialFile.unnamed(path: partial)
+        try Array("mine".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+        #expect(PartialFile.existing(at: partial)?.isRegularFile == true, "the link replaced by the file")
+        #expect(FileManager.default.contents(atPath: partial) == Data("mine".utf8))
+        #expect(FileManager.default.contents(atPath: target) == Data("keep".utf8))
+    }
+
+    @Test func aFileWithoutANameIsNotNamedOverALockedOne() throws {
+        let partial = directory.file(".locked.transferd-part")
+        let holder = try PartialFile(path: partial)
+        try Array("theirs".utf8).withUnsafeBytes { try holder.write($0, at: 0) }
+        let file = try PartialFile.unnamed(path: partial)
+        #expect(throws: TransferError.busy(path: partial)) { try file.sync() }
+        #expect(file.isUnnamed)
+        #expect(FileManager.default.contents(atPath: partial) == Data("theirs".utf8))
+    }
+
+    /// A link never replaces a destination; an overwrite names the file and renames it over.
+    @Test func aFileWithoutANameReplacesADestinationOnlyByARename() throws {
+        let destination = directory.file("taken.txt")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: destination))
+        let file = try PartialFile.unnamed(path: PartialFile.partialPath(for: destination))
+        try Array("new".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        #expect(throws: TransferError.destinationExists(path: destination)) {
+            try move(file, to: destination, replacing: false)
+        }
+        #expect(file.isUnnamed)
+        #expect(FileManager.default.contents(atPath: destination) == Data("old".utf8))
+        try move(file, to: destination, replacing: true)
+        #expect(FileManager.default.contents(atPath: destination) == Data("new".utf8))
+        #expect(!FileManager.default.fileExists(atPath: PartialFile.partialPath(for: destination)))
+    }
+
     /// Moves `file` into place through its destination's directory, as a finishing group does.
     private func move(_ file: PartialFile, to destination: String, replacing: Bool, mode: mode_t = 0o644) throws {
         try file.moveIntoPlace(destination, in: DirectoryHandle(PartialFile.directory(of: destination)), replacing: replacing, mode: mode)

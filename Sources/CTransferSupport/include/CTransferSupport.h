@@ -57,6 +57,16 @@ int tds_peer_uid(int fd, uid_t *uid);
 /// replacing the target.
 int tds_rename_at(int from_directory, const char *from, int to_directory, const char *to, int replacing);
 
+/// open(2) of a new file without a name in `directory` (O_TMPFILE | O_RDWR | O_CLOEXEC), with
+/// `mode`: its bytes go with its last descriptor unless `tds_link_unnamed` names it. -1 with
+/// errno (EOPNOTSUPP, EISDIR or EINVAL where the file system or the kernel has no such files).
+int tds_open_unnamed(const char *directory, unsigned int mode);
+
+/// linkat(2) of the file open as `fd` (a `tds_open_unnamed` one) to `to`, relative to
+/// `to_directory`: by the descriptor itself (AT_EMPTY_PATH), or through /proc/self/fd where the
+/// kernel wants a capability for that. Fails with EEXIST rather than replace `to`.
+int tds_link_unnamed(int fd, int to_directory, const char *to);
+
 /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `length` bytes from `offset` (0: to the end of
 /// the file): starts writing those dirty pages back without waiting for them (an fdatasync
 /// afterwards still makes them, and the size, durable).

@@ -9,6 +9,17 @@ enum FileSystem {
         tds_rename_at(from.directory, from.name, to.directory, to.name, replacing ? 1 : 0)
     }
 
+    /// A new file without a name in `directory` (O_TMPFILE), its descriptor or -1 with errno.
+    static func openUnnamed(in directory: UnsafePointer<CChar>, mode: mode_t) -> Int32 {
+        tds_open_unnamed(directory, mode)
+    }
+
+    /// Names the file `openUnnamed` made, open as `descriptor`: `to`, relative to its directory
+    /// (a descriptor or AT_FDCWD). -1 with errno EEXIST when something is there.
+    static func link(_ descriptor: Int32, to: (directory: Int32, name: UnsafePointer<CChar>)) -> Int32 {
+        tds_link_unnamed(descriptor, to.directory, to.name)
+    }
+
     /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `length` bytes from `offset` (0: to the end).
     static func startWriteback(_ descriptor: Int32, offset: Int64 = 0, length: Int64 = 0) -> Int32 {
         tds_start_writeback(descriptor, offset, length)

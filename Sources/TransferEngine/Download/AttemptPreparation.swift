@@ -33,6 +33,11 @@ enum AttemptPreparation: Sendable {
         /// A resumable upload's session and acknowledged parts, as recorded.
         var session: (UploadSession, [UploadedPart])?
 
+        /// A download's first attempt, with nothing stored to continue.
+        var isFirstStart: Bool {
+            job.kind == .download && attempt == 1 && job.bytesDone == 0 && resume == nil
+        }
+
         /// The plan, known from the job where it tells all the store holds, else read on the
         /// store's queue; `then` runs on the caller's thread or on that queue.
         static func make(_ job: Job, attempt: Int, at now: Timestamp, store: StoreQueue,
@@ -116,7 +121,11 @@ enum AttemptPreparation: Sendable {
             }
             resume = ResumeState(partialPath: resume.partialPath)
         }
-        let file = try PartialFile(path: resume.partialPath, directoryMode: FileModes(umask: job.umask).directory)
+        // A download's first start has nothing on disk to continue: its file has no name until
+        // its bytes are to be kept or it is complete (a small file's costs no directory entry).
+        let directoryMode = FileModes(umask: job.umask).directory
+        let file = plan.isFirstStart ? try PartialFile.unnamed(path: resume.partialPath, directoryMode: directoryMode)
+            : try PartialFile(path: resume.partialPath, directoryMode: directoryMode)
         // Never extend a file to a recorded length, never continue bytes that no validator can
         // tie to the entity, and never append to bytes transferd did not write: start over.
         var startedOver: StartOverReason?

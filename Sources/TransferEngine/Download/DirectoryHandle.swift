@@ -8,12 +8,21 @@ import Glibc
 /// Owns its descriptor. Thread: the one that opened it.
 final class DirectoryHandle {
     let path: String
+    /// The file system the directory is on (`st_dev`).
+    let device: UInt64
     private let descriptor: Int32
 
     init(_ path: String) throws(TransferError) {
         let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { throw .file(path: path, operation: "open the directory", errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw .file(path: path, operation: "open the directory", errno: code)
+        }
         self.path = path
+        device = UInt64(info.st_dev)
         descriptor = fd
     }
 
@@ -34,6 +43,13 @@ final class DirectoryHandle {
         at(from) { fromDirectory, from in
             at(to) { toDirectory, to in FileSystem.rename((fromDirectory, from), to: (toDirectory, to), replacing: replacing) }
         }
+    }
+
+    /// Links the file without a name open as `file` (`PartialFile.unnamed`) to `to`, an entry of
+    /// this directory, through its descriptor (as `rename`); fails with EEXIST rather than
+    /// replace anything. 0, or -1 with errno.
+    func link(_ file: Int32, to: String) -> Int32 {
+        at(to) { directory, name in FileSystem.link(file, to: (directory, name)) }
     }
 
     /// What is at `path`, an entry of this directory, as `PartialFile.existing(at:)` tells it (a

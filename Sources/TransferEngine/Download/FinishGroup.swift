@@ -9,10 +9,11 @@ import Synchronization
 /// durable together: one syncfs for the file system many of them share (it writes their pages
 /// back itself), or each file's writeback started and then each fdatasynced side by side on
 /// threads of its own (`GroupSync` chooses), their directories opened, the `finalizing` marks
-/// recorded in one transaction, the renames, one fsync per directory, the jobs' completions
-/// recorded in one transaction, and only then is each answered. Each file keeps the order of
-/// durability of one finished alone: bytes synced, marked finalizing, renamed, directory entry
-/// synced — before its job is recorded completed.
+/// recorded in one transaction, the renames (or links, for files that never had a name), one
+/// fsync per directory (or one more syncfs, which also writes the linked files' inodes), the
+/// jobs' completions recorded in one transaction, and only then is each answered. Each file keeps
+/// the order of durability of one finished alone: bytes synced, marked finalizing, moved into
+/// place, directory entry synced — before its job is recorded completed.
 /// Thread: any; groups run one at a time on their own queue.
 final class FinishGroup: Sendable {
     struct Finish: Sendable {
@@ -81,7 +82,7 @@ final class FinishGroup: Sendable {
         // writer has written most of them by now; this writes the rest, waits for a write
         // under way, or fails a file with its write's error.
         var results = group.map { finish in Result { () throws(TransferError) in try finish.file.writeDeferred() } }
-        syncAll(group, &results)
+        let syncedWhole = syncAll(group, &results)
         let directories = openDirectories(group, &results)
         markFinalizing(group, &results)
         var renamedInto = Set<String>()
@@ -93,7 +94,8 @@ final class FinishGroup: Sendable {
             }
             if results[index].isSuccess { renamedInto.insert(path) }
         }
-        for directory in directories.values where renamedInto.contains(directory.path) {
+        let syncedAgain = syncLinks(group, &results, syncedWhole: syncedWhole)
+        for directory in directories.values where renamedInto.contains(directory.path) && !syncedAgain.contains(directory.device) {
             do throws(TransferError) {
                 try directory.sync()
             } catch {
@@ -146,8 +148,16 @@ final class FinishGroup: Sendable {
 
     /// Makes every file of the group still on its way durable and waits for them all: one
     /// syncfs for each file system `GroupSync` chooses (it writes every dirty page back itself),
-    /// an fdatasync for each other file, side by side, after writeback has started for all of them.
-    private func syncAll(_ group: [Finish], _ outcomes: inout [Result<Void, TransferError>]) {
+    /// and each other file synced under its name, side by side, after writeback has started for
+    /// all of them (a file without a name gets it first: `PartialFile.sync`). Returns the file
+    /// systems synced whole, whose files without a name are linked into place as they are.
+    private func syncAll(_ group: [Finish], _ outcomes: inout [Result<Void, TransferError>]) -> Set<UInt64> {
+        // A file that may replace its destination is renamed over it (a link cannot replace
+        // anything): one without a name is named first, so that the sync carries its new link
+        // count to disk with its bytes.
+        for index in group.indices where outcomes[index].isSuccess && group[index].replacing {
+            outcomes[index] = Result { () throws(TransferError) in _ = try group[index].file.name() }
+        }
         var synced = Set<UInt64>()
         let byDevice = Dictionary(grouping: group.indices.filter { outcomes[$0].isSuccess }, by: { group[$0].file.device })
         // /proc/meminfo is read only when some file system has files enough for a syncfs.
@@ -176,6 +186,32 @@ final class FinishGroup: Sendable {
         }
         done.wait()
         outcomes = results.withLock { $0 }
+        return synced
+    }
+
+    /// Makes the links of the files linked into place durable: each file system they are on (one
+    /// the group synced whole) is synced whole again, which writes their inodes — the new link
+    /// counts, which a directory's fsync does not write everywhere (ext4 without a journal) —
+    /// and the directories they are in, which then need no fsync of their own. Where that fails,
+    /// each such file is fsynced (its error tells which). Returns the file systems synced again.
+    private func syncLinks(_ group: [Finish], _ results: inout [Result<Void, TransferError>], syncedWhole: Set<UInt64>)
+        -> Set<UInt64> {
+        let linked = group.indices.filter { results[$0].isSuccess && group[$0].file.isLinkedIntoPlace }
+        var synced = Set<UInt64>()
+        var failed = Set<UInt64>()
+        for index in linked {
+            let file = group[index].file
+            guard !synced.contains(file.device), !failed.contains(file.device) else { continue }
+            if syncedWhole.contains(file.device), (try? file.syncFileSystem()) != nil {
+                synced.insert(file.device)
+            } else {
+                failed.insert(file.device)
+            }
+        }
+        for index in linked where failed.contains(group[index].file.device) {
+            results[index] = Result { () throws(TransferError) in try group[index].file.syncInode() }
+        }
+        return synced
     }
 
     /// Records every synced file of the group as `finalizing`, in one transaction: a crash after

@@ -5,9 +5,11 @@ import Glibc
 import Synchronization
 
 /// The file a download writes into before it is complete. Owns the descriptor (closed in deinit)
-/// and holds the file's lock while open. Thread: writes on the loop thread, except the last
-/// bytes of a complete body, kept by `writeLater` for the thread that finishes the file; sync,
-/// truncate and read on the file queue.
+/// and holds the file's lock while it has a name. A download's first attempt makes it without
+/// one (`unnamed`): it is named at `path` only when its bytes are to outlive the daemon (a
+/// checkpoint, a stop), or linked straight to its destination when it is complete. Thread:
+/// writes on the loop thread, except the last bytes of a complete body, kept by `writeLater`
+/// for the thread that finishes the file; sync, truncate and read on the file queue.
 // @unchecked: a file descriptor; pwrite/fdatasync/ftruncate are thread-safe system calls and
 // the engine never writes from two threads at once (`deferred` hands its bytes to one writer).
 public final class PartialFile: @unchecked Sendable {
@@ -15,13 +17,23 @@ public final class PartialFile: @unchecked Sendable {
     /// The file system the file is on (`st_dev`).
     let device: UInt64
     private let descriptor: Int32
-    private let lock: FileLock?
     /// A file at `path` that this daemon's user did not own alone (another owner, other links,
     /// not a regular file) was removed and a new one created: nothing of it was trusted.
     public let replacedForeignFile: Bool
     /// The file as it was opened (locked since: nothing of transferd's changed it meanwhile
     /// unless this object did).
     let openedAs: FileIdentity
+    /// Where the file can be found by name.
+    private enum Naming {
+        /// Nowhere: its bytes go with its descriptor.
+        case unnamed
+        /// At `path`, under its lock.
+        case named(FileLock)
+        /// At its destination, linked there while it had no name: its inode's new link count is
+        /// durable only once the file, or its whole file system, is synced again.
+        case linkedIntoPlace
+    }
+    private let naming: Mutex<Naming>
     /// The last bytes of a complete body, kept by `writeLater` until a finishing thread writes
     /// them, or why that failed.
     private enum DeferredWrite {
@@ -61,8 +73,7 @@ public final class PartialFile: @unchecked Sendable {
     /// holds it). A file someone else planted there is never adopted: it is replaced by a new,
     /// empty one (O_EXCL, so a race fails instead). The finished file gets its final mode when
     /// it is moved into place.
-    public init(path: String, directoryMode: mode_t = 0o755) throws(TransferError) {
-        self.path = path
+    public convenience init(path: String, directoryMode: mode_t = 0o755) throws(TransferError) {
         let create = { RawPath.withCString(path) { open($0, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT, Self.ownerOnly) } }
         var fd = create()
         // Its directories are made only when missing: a mkdir of each one for every file would
@@ -78,7 +89,7 @@ public final class PartialFile: @unchecked Sendable {
             close(fd)
             throw Self.error(path: path, operation: "inspect", errno: code)
         }
-        replacedForeignFile = !Self.isOurs(info)
+        let replacedForeignFile = !Self.isOurs(info)
         if replacedForeignFile {
             close(fd)
             guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else {
@@ -91,15 +102,51 @@ public final class PartialFile: @unchecked Sendable {
                 throw Self.error(path: path, operation: "create", errno: code)
             }
         }
-        descriptor = fd
-        device = UInt64(info.st_dev)
-        openedAs = FileIdentity(info)
+        let lock: FileLock
         do {
             lock = try FileLock.acquire(fd, info, path: path)
         } catch {
             close(fd)
             throw error
         }
+        self.init(path: path, descriptor: fd, info: info, naming: .named(lock), replacedForeignFile: replacedForeignFile)
+    }
+
+    /// A new, empty file for `path` without a name yet (O_TMPFILE in its directory, created with
+    /// `directoryMode` when missing): no directory entry is looked up, made or removed for it
+    /// until it is linked into place, and a crash leaves nothing of it behind. `sync` names it
+    /// at `path` when its bytes are to be kept. Where the file system has no such files: the
+    /// file at `path`, as `init(path:directoryMode:)` opens it.
+    static func unnamed(path: String, directoryMode: mode_t = 0o755) throws(TransferError) -> PartialFile {
+        let directory = directory(of: path)
+        let create = { RawPath.withCString(directory) { FileSystem.openUnnamed(in: $0, mode: ownerOnly) } }
+        var fd = create()
+        if fd < 0, errno == ENOENT {
+            try createDirectories(for: path, mode: directoryMode)
+            fd = create()
+        }
+        guard fd >= 0 else {
+            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
+                throw error(path: path, operation: "create", errno: errno)
+            }
+            return try PartialFile(path: path, directoryMode: directoryMode)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw error(path: path, operation: "inspect", errno: code)
+        }
+        return PartialFile(path: path, descriptor: fd, info: info, naming: .unnamed, replacedForeignFile: false)
+    }
+
+    private init(path: String, descriptor: Int32, info: stat, naming: Naming, replacedForeignFile: Bool) {
+        self.path = path
+        self.descriptor = descriptor
+        device = UInt64(info.st_dev)
+        openedAs = FileIdentity(info)
+        self.naming = Mutex(naming)
+        self.replacedForeignFile = replacedForeignFile
     }
 
     deinit {
@@ -212,10 +259,76 @@ public final class PartialFile: @unchecked Sendable {
         }
     }
 
-    /// Makes every byte written so far durable (before its length may be recorded).
+    /// Makes every byte written so far durable under the file's name (before their length may be
+    /// recorded): a file without one is named at `path` first, and then synced whole, its new
+    /// link count with it.
     public func sync() throws(TransferError) {
+        guard try name() else { return try syncContents() }
+        try writeDeferred()
+        guard fsync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
+    }
+
+    /// Makes every byte written so far durable, whether the file has a name or not (a finishing
+    /// group's, which links a file without one to its destination afterwards).
+    func syncContents() throws(TransferError) {
         try writeDeferred()
         guard fdatasync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
+    }
+
+    /// Makes the file's inode durable: a file linked into place carries its link count to disk
+    /// (a directory's fsync does not write it on every file system: ext4 without a journal).
+    func syncInode() throws(TransferError) {
+        guard fsync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
+    }
+
+    /// Gives a file without a name its name, `path`, under its lock; true when it named it now.
+    /// Whatever is at `path` — left there by an earlier download to the same destination — is
+    /// replaced, unless another holder's lock is on it (`busy`). The lock is taken first: a file
+    /// is linked only once (its inode is not linkable again after), so nothing may fail after it.
+    @discardableResult
+    func name() throws(TransferError) -> Bool {
+        try naming.withLock { naming throws(TransferError) -> Bool in
+            guard case .unnamed = naming else { return false }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw Self.error(path: path, operation: "inspect", errno: errno) }
+            let lock = try FileLock.acquire(descriptor, info, path: path)
+            let link = { RawPath.withCString(self.path) { FileSystem.link(self.descriptor, to: (AT_FDCWD, $0)) } }
+            var linked = link()
+            if linked != 0, errno == EEXIST {
+                try Self.removeUnlocked(path)
+                linked = link()
+            }
+            guard linked == 0 else { throw Self.error(path: path, operation: "name", errno: errno) }
+            naming = .named(lock)
+            return true
+        }
+    }
+
+    /// The file has no name yet.
+    var isUnnamed: Bool {
+        naming.withLock { naming in
+            if case .unnamed = naming { true } else { false }
+        }
+    }
+
+    /// The file was linked into place without a name before: `syncInode` (or a sync of its whole
+    /// file system) makes that link durable.
+    var isLinkedIntoPlace: Bool {
+        naming.withLock { naming in
+            if case .linkedIntoPlace = naming { true } else { false }
+        }
+    }
+
+    /// Removes what is at `path`, unless a lock is on it (`busy`).
+    private static func removeUnlocked(_ path: String) throws(TransferError) {
+        let fd = RawPath.withCString(path) { open($0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        if fd >= 0 {
+            defer { close(fd) }
+            if flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK { throw .busy(path: path) }
+        }
+        guard RawPath.withCString(path, { unlink($0) }) == 0 || errno == ENOENT else {
+            throw error(path: path, operation: "remove", errno: errno)
+        }
     }
 
     /// Makes every dirty page and inode of the file system the file is on durable, this file's
@@ -247,13 +360,28 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Moves the finished file to `destination` through `directory`, the directory both are in
-    /// (`DirectoryHandle.rename`). Only a regular file is ever replaced, and it keeps its mode; a
-    /// new file gets `mode`. The rename is durable once the caller has synced `directory`
-    /// (`FinishGroup` does it once per directory for the files it finishes together).
+    /// (`DirectoryHandle`): renamed from `path`, or linked there when it has no name (then
+    /// `isLinkedIntoPlace`). Only a regular file is ever replaced, and it keeps its mode; a new
+    /// file gets `mode`. The move is durable once the caller has synced `directory`, and a
+    /// linked file's inode (`FinishGroup` does both once for the files it finishes together).
     func moveIntoPlace(_ destination: String, in directory: DirectoryHandle, replacing: Bool, mode: mode_t = 0o644)
         throws(TransferError) {
         try writeDeferred()
-        guard replacing else { return try moveToNewPlace(destination, in: directory, mode: mode) }
+        guard replacing else {
+            return try moveToNewPlace(destination, in: directory, mode: mode) {
+                naming.withLock { naming in
+                    guard case .unnamed = naming else {
+                        return directory.rename(path, to: destination, replacing: false) == 0 ? 0 : errno
+                    }
+                    guard directory.link(descriptor, to: destination) == 0 else { return errno }
+                    naming = .linkedIntoPlace
+                    return 0
+                }
+            }
+        }
+        // A rename replaces what is there in one step; a link cannot. (A finishing group names
+        // such a file before its sync, which then writes its link count too.)
+        try name()
         if let existing = directory.existing(destination) {
             guard existing.isRegularFile else { throw TransferError.notRegularFile(path: destination) }
             fchmod(descriptor, existing.permissions)
@@ -265,15 +393,16 @@ public final class PartialFile: @unchecked Sendable {
         }
     }
 
-    /// The rename of a file that may not replace anything: nothing is looked up first (the
-    /// destination is almost always new); what is there is looked at only when the rename finds
-    /// something, and the partial file gets its own mode back.
-    private func moveToNewPlace(_ destination: String, in directory: DirectoryHandle, mode: mode_t) throws(TransferError) {
+    /// The move (`place`: a rename or a link, 0 or its errno) of a file that may not replace
+    /// anything: nothing is looked up first (the destination is almost always new); what is
+    /// there is looked at only when the move finds something, and the file gets its own mode back.
+    private func moveToNewPlace(_ destination: String, in directory: DirectoryHandle, mode: mode_t,
+                                _ place: () -> Int32) throws(TransferError) {
         fchmod(descriptor, mode)
-        guard directory.rename(path, to: destination, replacing: false) != 0 else { return }
-        let code = errno
+        let code = place()
+        guard code != 0 else { return }
         fchmod(descriptor, Self.ownerOnly)
-        guard code == EEXIST else { throw Self.error(path: destination, operation: "rename into", errno: code) }
+        guard code == EEXIST else { throw Self.error(path: destination, operation: "move into", errno: code) }
         if let existing = directory.existing(destination), !existing.isRegularFile {
             throw TransferError.notRegularFile(path: destination)
         }
