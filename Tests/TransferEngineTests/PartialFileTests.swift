@@ -199,6 +199,20 @@ import Testing
         #expect(FileManager.default.contents(atPath: target) == Data("keep".utf8))
     }
 
+    /// Made with its destination's mode (nobody can open it by a path), owner-only once named.
+    @Test func aFileWithoutANameHasItsDestinationsModeUntilItIsNamed() throws {
+        for named in [false, true] {
+            let destination = directory.file("moded-\(named)")
+            let file = try PartialFile.unnamed(path: PartialFile.partialPath(for: destination), mode: 0o640)
+            if named {
+                try file.sync()
+                #expect(try mode(of: file.path) == 0o600)
+            }
+            try move(file, to: destination, replacing: false, mode: 0o640)
+            #expect(try mode(of: destination) == 0o640, "named: \(named)")
+        }
+    }
+
     @Test func aFileWithoutANameIsNotNamedOverALockedOne() throws {
         let partial = directory.file(".locked.transferd-part")
         let holder = try PartialFile(path: partial)

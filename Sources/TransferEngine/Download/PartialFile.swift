@@ -34,6 +34,9 @@ public final class PartialFile: @unchecked Sendable {
         case linkedIntoPlace
     }
     private let naming: Mutex<Naming>
+    /// The file's permission bits as this object last set them: a file without a name is made
+    /// with its destination's (nobody can open it by a path), a named one is owner-only.
+    private let permissions: Atomic<UInt32>
     /// The last bytes of a complete body, kept by `writeLater` until a finishing thread writes
     /// them, or why that failed.
     private enum DeferredWrite {
@@ -114,12 +117,14 @@ public final class PartialFile: @unchecked Sendable {
 
     /// A new, empty file for `path` without a name yet (O_TMPFILE in its directory, created with
     /// `directoryMode` when missing): no directory entry is looked up, made or removed for it
-    /// until it is linked into place, and a crash leaves nothing of it behind. `sync` names it
-    /// at `path` when its bytes are to be kept. Where the file system has no such files: the
-    /// file at `path`, as `init(path:directoryMode:)` opens it.
-    static func unnamed(path: String, directoryMode: mode_t = 0o755) throws(TransferError) -> PartialFile {
+    /// until it is linked into place, and a crash leaves nothing of it behind. It is made with
+    /// `mode`, its destination's, which its link then needs no `fchmod` for. `sync` names it at
+    /// `path` (owner-only) when its bytes are to be kept. Where the file system has no such
+    /// files: the file at `path`, as `init(path:directoryMode:)` opens it.
+    static func unnamed(path: String, directoryMode: mode_t = 0o755, mode: mode_t = ownerOnly) throws(TransferError)
+        -> PartialFile {
         let directory = directory(of: path)
-        let create = { RawPath.withCString(directory) { FileSystem.openUnnamed(in: $0, mode: ownerOnly) } }
+        let create = { RawPath.withCString(directory) { FileSystem.openUnnamed(in: $0, mode: mode) } }
         var fd = create()
         if fd < 0, errno == ENOENT {
             try createDirectories(for: path, mode: directoryMode)
@@ -146,6 +151,7 @@ public final class PartialFile: @unchecked Sendable {
         device = UInt64(info.st_dev)
         openedAs = FileIdentity(info)
         self.naming = Mutex(naming)
+        permissions = Atomic(UInt32(info.st_mode & 0o7777))
         self.replacedForeignFile = replacedForeignFile
     }
 
@@ -292,6 +298,7 @@ public final class PartialFile: @unchecked Sendable {
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw Self.error(path: path, operation: "inspect", errno: errno) }
             let lock = try FileLock.acquire(descriptor, info, path: path)
+            setPermissions(Self.ownerOnly)
             let link = { RawPath.withCString(self.path) { FileSystem.link(self.descriptor, to: (AT_FDCWD, $0)) } }
             var linked = link()
             if linked != 0, errno == EEXIST {
@@ -384,9 +391,9 @@ public final class PartialFile: @unchecked Sendable {
         try name()
         if let existing = directory.existing(destination) {
             guard existing.isRegularFile else { throw TransferError.notRegularFile(path: destination) }
-            fchmod(descriptor, existing.permissions)
+            setPermissions(existing.permissions)
         } else {
-            fchmod(descriptor, mode)
+            setPermissions(mode)
         }
         guard directory.rename(path, to: destination, replacing: true) == 0 else {
             throw Self.error(path: destination, operation: "rename into", errno: errno)
@@ -398,15 +405,22 @@ public final class PartialFile: @unchecked Sendable {
     /// there is looked at only when the move finds something, and the file gets its own mode back.
     private func moveToNewPlace(_ destination: String, in directory: DirectoryHandle, mode: mode_t,
                                 _ place: () -> Int32) throws(TransferError) {
-        fchmod(descriptor, mode)
+        let before = mode_t(permissions.load(ordering: .relaxed))
+        setPermissions(mode)
         let code = place()
         guard code != 0 else { return }
-        fchmod(descriptor, Self.ownerOnly)
+        setPermissions(before)
         guard code == EEXIST else { throw Self.error(path: destination, operation: "move into", errno: code) }
         if let existing = directory.existing(destination), !existing.isRegularFile {
             throw TransferError.notRegularFile(path: destination)
         }
         throw TransferError.destinationExists(path: destination)
+    }
+
+    /// Gives the file `mode` unless it has it already.
+    private func setPermissions(_ mode: mode_t) {
+        guard permissions.exchange(UInt32(mode), ordering: .relaxed) != UInt32(mode) else { return }
+        fchmod(descriptor, mode)
     }
 
     public static func remove(_ path: String) {
