@@ -124,7 +124,8 @@ enum AttemptPreparation: Sendable {
         // A download's first start has nothing on disk to continue: its file has no name until
         // its bytes are to be kept or it is complete (a small file's costs no directory entry).
         let modes = FileModes(umask: job.umask)
-        let file = plan.isFirstStart ? try PartialFile.unnamed(path: resume.partialPath, directoryMode: modes.directory, mode: modes.file)
+        let file = plan.isFirstStart
+            ? try PartialFile.unnamed(path: resume.partialPath, directoryMode: modes.directory, mode: modes.file)
             : try PartialFile(path: resume.partialPath, directoryMode: modes.directory)
         // Never extend a file to a recorded length, never continue bytes that no validator can
         // tie to the entity, and never append to bytes transferd did not write: start over.
