@@ -156,7 +156,7 @@ import Testing
         #expect(file.isUnnamed)
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == [])
         #expect(try mode(of: parent) == 0o750)
-        try file.syncContents()
+        try file.syncFileSystem()  // as its finishing group syncs it
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == [], "synced without a name")
         try move(file, to: destination, replacing: false, mode: 0o640)
         #expect(file.isLinkedIntoPlace)

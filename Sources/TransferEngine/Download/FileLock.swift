@@ -36,10 +36,11 @@ final class FileLock: Sendable {
         }
     }
 
-    /// Holds the lock on the file open as `descriptor` (described by `info`): taken now, or
-    /// shared with its holders in this process. `busy` when another process holds it.
-    static func acquire(_ descriptor: Int32, _ info: stat, path: String) throws(TransferError) -> FileLock {
-        let key = Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    /// Holds the lock on the file open as `descriptor` (its device and inode as `identity` tells
+    /// them): taken now, or shared with its holders in this process. `busy` when another
+    /// process holds it.
+    static func acquire(_ descriptor: Int32, _ identity: FileIdentity, path: String) throws(TransferError) -> FileLock {
+        let key = Key(device: identity.device, inode: identity.inode)
         let failure: TransferError? = held.withLock { held in
             if var entry = held[key] {
                 entry.holders += 1

@@ -82,7 +82,7 @@ final class FinishGroup: Sendable {
         // writer has written most of them by now; this writes the rest, waits for a write
         // under way, or fails a file with its write's error.
         var results = group.map { finish in Result { () throws(TransferError) in try finish.file.writeDeferred() } }
-        let syncedWhole = syncAll(group, &results)
+        syncAll(group, &results)
         let directories = openDirectories(group, &results)
         markFinalizing(group, &results)
         var renamedInto = Set<String>()
@@ -94,7 +94,7 @@ final class FinishGroup: Sendable {
             }
             if results[index].isSuccess { renamedInto.insert(path) }
         }
-        let syncedAgain = syncLinks(group, &results, syncedWhole: syncedWhole)
+        let syncedAgain = syncLinks(group, &results)
         for directory in directories.values where renamedInto.contains(directory.path) && !syncedAgain.contains(directory.device) {
             do throws(TransferError) {
                 try directory.sync()
@@ -149,9 +149,9 @@ final class FinishGroup: Sendable {
     /// Makes every file of the group still on its way durable and waits for them all: one
     /// syncfs for each file system `GroupSync` chooses (it writes every dirty page back itself),
     /// and each other file synced under its name, side by side, after writeback has started for
-    /// all of them (a file without a name gets it first: `PartialFile.sync`). Returns the file
-    /// systems synced whole, whose files without a name are linked into place as they are.
-    private func syncAll(_ group: [Finish], _ outcomes: inout [Result<Void, TransferError>]) -> Set<UInt64> {
+    /// all of them (a file without a name gets it first: `PartialFile.sync`). Only the files of a
+    /// file system synced whole are left without a name, to be linked into place.
+    private func syncAll(_ group: [Finish], _ outcomes: inout [Result<Void, TransferError>]) {
         // A file that may replace its destination is renamed over it (a link cannot replace
         // anything): one without a name is named first, so that the sync carries its new link
         // count to disk with its bytes.
@@ -186,23 +186,21 @@ final class FinishGroup: Sendable {
         }
         done.wait()
         outcomes = results.withLock { $0 }
-        return synced
     }
 
-    /// Makes the links of the files linked into place durable: each file system they are on (one
-    /// the group synced whole) is synced whole again, which writes their inodes — the new link
+    /// Makes the links of the files linked into place durable: each file system they are on (all
+    /// of them ones the group synced whole: `syncAll`) is synced whole again, which writes their inodes — the new link
     /// counts, which a directory's fsync does not write everywhere (ext4 without a journal) —
     /// and the directories they are in, which then need no fsync of their own. Where that fails,
     /// each such file is fsynced (its error tells which). Returns the file systems synced again.
-    private func syncLinks(_ group: [Finish], _ results: inout [Result<Void, TransferError>], syncedWhole: Set<UInt64>)
-        -> Set<UInt64> {
+    private func syncLinks(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) -> Set<UInt64> {
         let linked = group.indices.filter { results[$0].isSuccess && group[$0].file.isLinkedIntoPlace }
         var synced = Set<UInt64>()
         var failed = Set<UInt64>()
         for index in linked {
             let file = group[index].file
             guard !synced.contains(file.device), !failed.contains(file.device) else { continue }
-            if syncedWhole.contains(file.device), (try? file.syncFileSystem()) != nil {
+            if (try? file.syncFileSystem()) != nil {
                 synced.insert(file.device)
             } else {
                 failed.insert(file.device)

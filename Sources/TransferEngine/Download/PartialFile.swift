@@ -107,7 +107,7 @@ public final class PartialFile: @unchecked Sendable {
         }
         let lock: FileLock
         do {
-            lock = try FileLock.acquire(fd, info, path: path)
+            lock = try FileLock.acquire(fd, FileIdentity(info), path: path)
         } catch {
             close(fd)
             throw error
@@ -269,16 +269,11 @@ public final class PartialFile: @unchecked Sendable {
     /// recorded): a file without one is named at `path` first, and then synced whole, its new
     /// link count with it.
     public func sync() throws(TransferError) {
-        guard try name() else { return try syncContents() }
+        let namedNow = try name()
         try writeDeferred()
-        guard fsync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
-    }
-
-    /// Makes every byte written so far durable, whether the file has a name or not (a finishing
-    /// group's, which links a file without one to its destination afterwards).
-    func syncContents() throws(TransferError) {
-        try writeDeferred()
-        guard fdatasync(descriptor) == 0 else { throw Self.error(path: path, operation: "sync", errno: errno) }
+        guard (namedNow ? fsync(descriptor) : fdatasync(descriptor)) == 0 else {
+            throw Self.error(path: path, operation: "sync", errno: errno)
+        }
     }
 
     /// Makes the file's inode durable: a file linked into place carries its link count to disk
@@ -295,9 +290,7 @@ public final class PartialFile: @unchecked Sendable {
     func name() throws(TransferError) -> Bool {
         try naming.withLock { naming throws(TransferError) -> Bool in
             guard case .unnamed = naming else { return false }
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw Self.error(path: path, operation: "inspect", errno: errno) }
-            let lock = try FileLock.acquire(descriptor, info, path: path)
+            let lock = try FileLock.acquire(descriptor, openedAs, path: path)
             setPermissions(Self.ownerOnly)
             let link = { RawPath.withCString(self.path) { FileSystem.link(self.descriptor, to: (AT_FDCWD, $0)) } }
             var linked = link()
