@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Dispatch
 import Glibc
 #endif
 
@@ -71,6 +72,10 @@ public final class Daemon {
         signal(SIGXFSZ, SIG_IGN)
         Memory.keepFreedForReuse()
         CurlGlobal.initialize()
+        // Dispatch makes its timers' epoll descriptor when the first one is armed, and traps
+        // (SIGILL) when it cannot: a table full of transfers met the store's first gathering
+        // timer that way (docs/design.md). Armed once now, while descriptors are plenty.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) {}
 
         let store: StoreQueue
         let unfinished: [Job]
