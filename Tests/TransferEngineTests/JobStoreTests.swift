@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TransferEngine
 
@@ -115,6 +116,71 @@ import Testing
         try store.deleteResume(job.id)
         #expect(try store.resumeState(job.id) == nil)
         #expect(try store.integrityCheck() == "ok")
+    }
+
+    /// A download's start held on the loop (`HeldStart`) is written with the job's next record:
+    /// with its own attempt's end, in the same rewrite of the job's row, its attempt's row made
+    /// with the end; with a record that ends no attempt of its, begun first, as it would have been.
+    @Test func aHeldStartIsRecordedWithTheJobsNextRecord() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let started = Timestamp(rawValue: 1_000), ended = Timestamp(rawValue: 2_000)
+        let job = try store.insert(newJob(), maxRetries: 3, resume: nil)
+        var completion = StateRecord(token: 2, id: job.id, change: StateChange(.completed, bytesDone: 10, bytesTotal: 10),
+                                     at: ended)
+        completion.attempt = AttemptEnd(number: 1, status: 200, bytes: 10)
+        completion.heldStart = HeldStart(token: 1, AttemptBegin(id: job.id, number: 1, rangeStart: 0, at: started))
+        #expect(completion.heldStart != nil)
+        try completion.write(to: store)
+        let completed = try #require(try store.job(job.id))
+        #expect(completed.state == .completed && completed.attempts == 1 && completed.startedAt == started)
+        #expect(completed.finishedAt == ended && completed.bytesDone == 10)
+        let attempts = try store.attempts(job.id)
+        #expect(attempts.map(\.number) == [1])
+        #expect(attempts.first?.startedAt == started && attempts.first?.endedAt == ended)
+        #expect(attempts.first?.httpStatus == 200 && attempts.first?.bytes == 10)
+
+        let other = try store.insert(newJob("b.bin"), maxRetries: 3, resume: nil)
+        var paused = StateRecord(token: 4, id: other.id, change: StateChange(.paused, reason: "paused by user"), at: ended)
+        paused.heldStart = HeldStart(token: 3, AttemptBegin(id: other.id, number: 1, rangeStart: 0, at: started))
+        try paused.write(to: store)
+        let stopped = try #require(try store.job(other.id))
+        #expect(stopped.state == .paused && stopped.attempts == 1 && stopped.startedAt == started)
+        #expect(try store.attempts(other.id).map { [$0.number, $0.startedAt == started ? 1 : 0] } == [[1, 1]])
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    /// Only a start that records nothing but the state and the attempt's row is held.
+    @Test func onlyAStartFromByteZeroWithNothingToResumeIsHeld() {
+        let id = JobID(rawValue: 1)
+        #expect(HeldStart(token: 1, AttemptBegin(id: id, number: 1, rangeStart: 0, at: .now)) != nil)
+        #expect(HeldStart(token: 1, AttemptBegin(id: id, number: 2, rangeStart: 4096, at: .now)) == nil)
+        let resume = ResumeState(partialPath: "/x.part", bytesDurable: 0, bytesTotal: 10)
+        #expect(HeldStart(token: 1, AttemptBegin(id: id, number: 1, rangeStart: 0, resume: resume, at: .now)) == nil)
+        #expect(HeldStart(token: 1, AttemptBegin(id: id, number: 2, rangeStart: 0, startedOver: .foreign, at: .now)) == nil)
+    }
+
+    /// A job taken over from the last run reads its plan: a daemon stopped between a finishing
+    /// group's mark and the completion that carried the held start left the mark without the
+    /// attempt's number, and the next attempt must find it. A job of this run knows it has none.
+    @Test func aJobFromTheLastRunReadsItsPlan() throws {
+        let jobs = try JobStore(path: directory.database("t.db"))
+        let job = try jobs.insert(newJob(), maxRetries: 3, resume: nil)
+        let mark = ResumeState(partialPath: job.partialPath!, bytesDurable: 10, bytesTotal: 10, finalizing: true)
+        try jobs.saveResume(job.id, mark, updatingProgress: false)
+        let store = StoreQueue(jobs)
+        let plan = { (fromLastRun: Bool) throws -> AttemptPreparation.Plan in
+            let answer = Mutex<Result<AttemptPreparation.Plan, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            AttemptPreparation.Plan.make(job, attempt: 1, at: .now, fromLastRun: fromLastRun, store: store) { result in
+                answer.withLock { $0 = result }
+                done.signal()
+            }
+            done.wait()
+            return try #require(answer.withLock { $0 }).get()
+        }
+        #expect(try plan(false).isFirstStart)
+        let read = try plan(true)
+        #expect(read.resume == mark && !read.isFirstStart)
     }
 
     /// A download's attempt records its resume state and byte counts with its start, one update

@@ -39,18 +39,23 @@ enum AttemptPreparation: Sendable {
         }
 
         /// The plan, known from the job where it tells all the store holds, else read on the
-        /// store's queue; `then` runs on the caller's thread or on that queue.
-        static func make(_ job: Job, attempt: Int, at now: Timestamp, store: StoreQueue,
+        /// store's queue; `then` runs on the caller's thread or on that queue. `fromLastRun`: the
+        /// job was taken over from the store when the daemon started, and its row may not tell
+        /// all: a start held on the loop (`Scheduler+HeldStarts`) is written with the job's next
+        /// record, and a daemon that stopped between a finishing group's `finalizing` mark and its
+        /// completion left the mark without the attempt's number. Such a job's plan is read.
+        static func make(_ job: Job, attempt: Int, at now: Timestamp, fromLastRun: Bool = false, store: StoreQueue,
                          then: @escaping @Sendable (Result<Plan, any Error>) -> Void) {
-            if let known = known(job, attempt: attempt, at: now) { return then(.success(known)) }
+            if !fromLastRun, let known = known(job, attempt: attempt, at: now) { return then(.success(known)) }
             store.async({ store in try Plan(job, attempt: attempt, at: now, in: store) }, completion: then)
         }
 
         /// The plan of an attempt for which the store holds nothing but the job itself, known
         /// without reading it (nil: it must be read). A download that never began an attempt
-        /// and has no bytes has no resume state worth reading: an attempt's resume state (its
-        /// start's, a checkpoint's, a stop's, a finalizing mark) is recorded after its number, so
-        /// a later attempt reads it, and a job created from resume data counts its bytes. A plain
+        /// in this daemon's run and has no bytes has no resume state worth reading: an attempt's
+        /// resume state (its start's, a checkpoint's, a stop's, a finalizing mark) is recorded
+        /// by the run that counted its number, so a later attempt reads it, and a job created
+        /// from resume data counts its bytes. A plain
         /// upload reads nothing; a directory backup's PUT (its batch's prefix) and a resumable
         /// upload (its session) do.
         private static func known(_ job: Job, attempt: Int, at now: Timestamp) -> Plan? {
@@ -148,18 +153,24 @@ enum AttemptPreparation: Sendable {
         return .ready(file, resume.identified(as: identity, writing: true), startedOver: startedOver)
     }
 
-    /// Records the attempt (and its `running` state) once its files are ready (the store's
-    /// queue). A download that only needs its rename records nothing new.
-    func record(_ plan: Plan, in store: JobStore) throws {
+    /// The record of the attempt's start (and its `running` state) once its files are ready. A
+    /// download that only needs its rename records nothing new (nil).
+    func begin(_ plan: Plan) -> AttemptBegin? {
+        let (id, number, at) = (plan.job.id, plan.attempt, plan.at)
         switch self {
         case .ready(_, let start, let startedOver):
-            try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: start.bytesDurable,
-                                   startedOver: startedOver, resume: Self.worthRecording(start, plan), now: plan.at)
+            return AttemptBegin(id: id, number: number, rangeStart: start.bytesDurable, startedOver: startedOver,
+                                resume: Self.worthRecording(start, plan), at: at)
         case .upload, .session:
-            try store.beginAttempt(plan.job.id, number: plan.attempt, rangeStart: 0, now: plan.at)
+            return AttemptBegin(id: id, number: number, rangeStart: 0, at: at)
         case .finalize, .alreadyComplete:
-            break
+            return nil
         }
+    }
+
+    /// Records the attempt's start (the store's queue).
+    func record(_ plan: Plan, in store: JobStore) throws {
+        try begin(plan)?.write(to: store)
     }
 
     /// The resume state an attempt's start records: none for a download that starts with nothing

@@ -19,6 +19,7 @@ extension Scheduler {
 
     /// Syncs the bytes written so far and records their length (fdatasync before the record).
     func checkpoint(_ transfer: DownloadTransfer) {
+        recordHeldStart(of: transfer.jobID)  // the attempt's row, which the checkpoint's bytes update
         transfer.durabilityInFlight = true
         let state = transfer.checkpoint
         let id = transfer.jobID
@@ -68,6 +69,7 @@ extension Scheduler {
     /// A 200 replaced the entity we were continuing: empty the partial file, record the new
     /// entity at 0 bytes, then let the paused transfer write from the start.
     func truncate(_ transfer: DownloadTransfer) {
+        recordHeldStart(of: transfer.jobID)  // a resume state is recorded after its attempt's number
         transfer.durabilityInFlight = true
         var state = transfer.resume
         state.bytesDurable = 0
@@ -114,14 +116,23 @@ extension Scheduler {
         // (on the loop a close was 1 % of its time in a batch of small files); one it could not
         // finish comes back for what follows (a retry resumes it, a pause syncs it).
         engine[id]?.file = nil
+        // A start still held is recorded with the completion, in its group's transaction.
+        var completion = completion
+        let started = completion == nil ? nil : takeHeldStart(of: id)
+        completion?.heldStart = started
         let finish = FinishGroup.Finish(job: id, file: file, state: state, destination: destination,
                                         replacing: job.existing == .overwrite, mode: FileModes(umask: job.umask).file,
                                         completion: completion) { result in
             switch result {
             case .success(let recorded):
-                inbox.post { $0.feed(.finalized(id, finished, .success(state.bytesDurable), recorded: recorded)) }
+                inbox.post { scheduler in
+                    if let started, let recorded { scheduler.feed(.recorded(token: started.token, error: recorded.error)) }
+                    if let started, recorded == nil { scheduler.hold(started) }
+                    scheduler.feed(.finalized(id, finished, .success(state.bytesDurable), recorded: recorded))
+                }
             case .failure(let error):
                 inbox.post { scheduler in
+                    if let started { scheduler.hold(started) }  // not recorded: held again for what follows
                     scheduler.engineJob(id).file = file
                     scheduler.feed(.finalized(id, finished, .failure(error)))
                 }

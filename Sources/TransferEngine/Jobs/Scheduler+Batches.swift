@@ -143,8 +143,8 @@ extension Scheduler {
             bytesDone = bytesDone.saturatingAdd(max(0, engineJob.live(job).bytesDone.saturatingSubtract(job.bytesDone)))
             rate = rate.saturatingAdd(engineJob.rate)
         }
-        return Batch(record: record, counts: totals.counts, bytesDone: bytesDone, bytesTotal: totals.bytesTotal,
-                     rate: rate)
+        return Batch(record: record, counts: countingHeldStarts(totals.counts, batch: record.id), bytesDone: bytesDone,
+                     bytesTotal: totals.bytesTotal, rate: rate)
     }
 
     // MARK: The end of a batch

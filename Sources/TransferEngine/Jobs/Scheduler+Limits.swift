@@ -110,8 +110,8 @@ extension Scheduler {
         read({ store in
             if changed { try settings.save(to: store) }
             return try store.countsByState()
-        }) { result in
-            done(result.mapError { .store("\($0)") })
+        }) { [unowned self] result in
+            done(result.map { countingHeldStarts($0) }.mapError { .store("\($0)") })
         }
     }
 }

@@ -60,7 +60,8 @@ extension Scheduler {
             switch result {
             case .success(let jobs):
                 // The store's state filter saw its snapshot; keep only jobs still in it.
-                done(.success(jobs.map(current).filter { state == nil || $0.state == state }))
+                let page = jobs.map(current).filter { state == nil || $0.state == state }
+                done(.success(state == .running ? listingHeldStarts(page, batch: batch, before: before, limit: limit) : page))
             case .failure(let refusal as CommandRefusal):
                 done(.failure(refusal))
             case .failure(let error):
@@ -92,18 +93,20 @@ extension Scheduler {
 
     /// How many jobs the store has in each state.
     func counts(done: @escaping (Result<[JobState: Int], CommandRefusal>) -> Void) {
-        read({ store in try store.countsByState() }) { result in
-            done(result.mapError { .store("\($0)") })
+        read({ store in try store.countsByState() }) { [unowned self] result in
+            done(result.map { countingHeldStarts($0) }.mapError { .store("\($0)") })
         }
     }
 
     /// What another daemon needs to continue the download where this one stopped.
     func resumeData(of id: JobID, done: @escaping (Result<ResumeData, CommandRefusal>) -> Void) {
-        read({ store in (try store.job(id), try store.resumeState(id)) }) { result in
+        read({ store in (try store.job(id), try store.resumeState(id)) }) { [unowned self] result in
             switch result {
             case .success((.some(let job), .some(let state))): done(.success(ResumeData(job: job, state: state)))
-            case .success((.some(let job), .none)):
-                // Started with nothing stored: nothing durable yet, and no row until there is.
+            case .success((.some(let stored), .none)):
+                // Started with nothing stored: nothing durable yet, and no row until there is (as
+                // the loop knows it: a start may be held, `Scheduler+HeldStarts`).
+                let job = current(stored)
                 if job.attempts > 0, !job.state.hasEnded, let partialPath = job.partialPath {
                     return done(.success(ResumeData(job: job, state: ResumeState(partialPath: partialPath))))
                 }

@@ -105,6 +105,13 @@ public final class Scheduler {
     var pendingReads: [Int: () -> Void] = [:]
     /// Downloads whose checkpoint or truncation is on its way to disk, by token.
     var durableSteps: [Int: DownloadTransfer] = [:]
+    /// Downloads' starts not recorded yet, and what records them when their jobs record
+    /// nothing sooner (`Scheduler+HeldStarts`).
+    var heldStarts: [JobID: HeldStart] = [:]
+    var heldStartTimer: UVTimer!
+    /// Jobs taken over from the store at the start whose first attempt here has not begun: their
+    /// plans are read (`AttemptPreparation.Plan.make`).
+    var jobsFromLastRun: Set<JobID> = []
     /// Prunes waiting for their chunk's deletion, by token (loop-owned continuations).
     var pruneDeletions: [Int: (Result<PruneOutcome, any Error>) -> Void] = [:]
     /// `--keep-history`'s hourly prune, and whether one is under way.
@@ -147,6 +154,7 @@ public final class Scheduler {
         retryTimer = UVTimer(loop: loop) { [unowned self] in feed(.retryDue) }
         tickTimer = UVTimer(loop: loop) { [unowned self] in tick() }
         progressTimer = UVTimer(loop: loop) { [unowned self] in publishProgress() }
+        heldStartTimer = UVTimer(loop: loop) { [unowned self] in recordHeldStarts() }
     }
 
     /// Takes over the unfinished jobs of the store (a job that was running when the daemon
@@ -155,6 +163,7 @@ public final class Scheduler {
         applyLimits()
         tickTimer.start(after: 1000, repeat: 1000)
         progressTimer.start(after: Self.progressInterval, repeat: Self.progressInterval)
+        jobsFromLastRun = Set(unfinished.lazy.map(\.id))
         feed(.restarted(unfinished))
         discardLeftSessions()
         resumeHooks()
@@ -225,11 +234,15 @@ public final class Scheduler {
     /// Records a state change with what goes with it: the partial file's bytes made durable (or
     /// the file removed) first, then one transaction; the core hears when it is recorded.
     private func record(_ record: StateRecord) {
+        var record = record
+        record.heldStart = heldStarts.removeValue(forKey: record.id)
         let token = record.token
-        let write: @Sendable (JobStore) throws -> Void = { store in try record.write(to: store) }
+        let write: @Sendable (JobStore) throws -> Void = { [record] store in try record.write(to: store) }
         let discards = record.discardsUpload
         let id = record.id
+        let started = record.heldStart?.token
         let recorded: @Sendable (Scheduler, Result<Void, any Error>) -> Void = { scheduler, result in
+            if let started { scheduler.feed(.recorded(token: started, error: result.failureDescription)) }
             scheduler.feed(.recorded(token: token, error: result.failureDescription))
             if discards, case .success = result { scheduler.discardSession(of: id) }
         }
@@ -253,8 +266,9 @@ public final class Scheduler {
 
     /// Prepares the attempt (`AttemptPreparation`: the store read unless the job tells all of it,
     /// the files opened on a file thread, the attempt and its `running` state recorded), then
-    /// starts it. A download starts as soon as its file is ready, while its start is recorded
-    /// (the core holds the attempt's events until it is, and fails the attempt if it cannot be);
+    /// starts it. A download starts as soon as its file is ready, its start held to be recorded
+    /// with the job's next record (`Scheduler+HeldStarts`; the core holds the attempt's events
+    /// until it is, and fails the attempt if it cannot be);
     /// an upload waits for the record, so that a restarted daemon knows its request may have
     /// been sent.
     private func prepare(_ record: StateRecord, attempt: Int) {
@@ -266,8 +280,9 @@ public final class Scheduler {
         preparing[id] = []
         // Files of one directory are opened one at a time (the directory's lock serializes them).
         let directory = job.path.map(PartialFile.directory(of:)) ?? job.outputDirectory ?? ""
+        let fromLastRun = jobsFromLastRun.remove(id) != nil
         let open: @Sendable ([String]) -> Void = { headers in
-            AttemptPreparation.Plan.make(job, attempt: attempt, at: at, store: store) { planned in
+            AttemptPreparation.Plan.make(job, attempt: attempt, at: at, fromLastRun: fromLastRun, store: store) { planned in
                 threads.async(key: directory) {
                     // An S3 job's object, endpoint and credentials, read afresh for each attempt.
                     let access: S3Access?
@@ -288,7 +303,15 @@ public final class Scheduler {
                     let opened = planned.flatMap { plan in Result { try AttemptPreparation.open(plan) } }
                     guard case .success(let plan) = planned, case .success(let preparation) = opened else { return done(opened) }
                     if case .ready = preparation {
-                        // Asked of the store before anything the loop records after the transfer starts.
+                        // A download starts at once: a start from byte 0 is recorded with the
+                        // job's next record; another is asked of the store before anything the
+                        // loop records after the transfer starts.
+                        if let begin = preparation.begin(plan), let held = HeldStart(token: record.token, begin) {
+                            return inbox.post { scheduler in
+                                scheduler.hold(held)
+                                scheduler.prepared(id, attempt: attempt, opened, headers: headers, s3: access)
+                            }
+                        }
                         store.async({ store in try preparation.record(plan, in: store) }, deferrable: true) { result in
                             inbox.post { $0.feed(.recorded(token: record.token, error: result.failureDescription)) }
                         }

@@ -58,6 +58,9 @@ struct StateRecord: Sendable {
     /// A client waits for this record: a command's answer, or a `wait` whose last job this end
     /// is. Committed at once instead of gathering with the records no one waits for.
     var awaited = false
+    /// The start of the job's attempt, held on the loop until this record (`Scheduler+HeldStarts`):
+    /// written first, in the same transaction.
+    var heldStart: HeldStart?
 
     enum PartialFileStep: Equatable, Sendable {
         case none, sync
@@ -86,7 +89,12 @@ extension StateRecord {
     @inline(never)
     func write(to store: JobStore) throws {
         try store.transaction {
-            try store.setState(id, change, now: at)
+            // A start held until this end is written with it: its number and time in the same
+            // rewrite of the job's row, its attempt's row made with the end (`folded`).
+            let folded = heldStart.map { $0.number == attempt?.number } ?? false
+            if let heldStart, !folded { try heldStart.write(to: store) }
+            try store.setState(id, change, now: at, attempt: folded ? heldStart?.number : nil,
+                               startedAt: folded ? heldStart?.at : nil)
             switch resume {
             case .none: break
             case .save(let state): try store.saveResume(id, state)
@@ -95,7 +103,8 @@ extension StateRecord {
             if let response { try store.saveResponse(id, response) }
             if let attempt {
                 try store.finishAttempt(id, number: attempt.number, httpStatus: attempt.status, error: attempt.error,
-                                        bytes: attempt.bytes, metrics: attempt.metrics, now: at)
+                                        bytes: attempt.bytes, metrics: attempt.metrics, now: at,
+                                        startedAt: folded ? heldStart?.at : nil)
             }
             if let (number, refusal) = refusal { try store.recordRefusal(id, number: number, refusal) }
             if backupUploaded { try store.markBackupUploaded(id) }

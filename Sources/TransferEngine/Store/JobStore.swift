@@ -277,20 +277,25 @@ public final class JobStore {
         return counts
     }
 
-    /// Records a state change with everything that goes with it.
-    public func setState(_ id: JobID, _ change: StateChange, now: Timestamp = .now) throws {
+    /// Records a state change with everything that goes with it. `attempt`, `startedAt`: an
+    /// attempt that began and ended since the row last changed (a start recorded with its end,
+    /// `StateRecord.heldStart`): its number and start, in the same rewrite of the row.
+    public func setState(_ id: JobID, _ change: StateChange, now: Timestamp = .now, attempt: Int? = nil,
+                         startedAt: Timestamp? = nil) throws {
         try connection.run("""
             UPDATE jobs SET state = ?, state_reason = ?, error_code = ?, error_message = ?,
                    http_status = coalesce(?, http_status), next_attempt_at = ?,
                    finished_at = ?, bytes_done = coalesce(?, bytes_done), bytes_total = coalesce(?, bytes_total), updated_at = ?,
-                   destination = CASE WHEN ? THEN NULL ELSE destination END, wait_reason = ?
+                   destination = CASE WHEN ? THEN NULL ELSE destination END, wait_reason = ?,
+                   attempts = coalesce(?, attempts), started_at = coalesce(started_at, ?)
             WHERE id = ?
             """
         ) { bind in
             bind(change.state.rawValue); bind(change.reason); bind(change.error?.code); bind(change.error?.message)
             bind(change.httpStatus); bind(change.nextAttemptAt?.rawValue)
             bind(change.state.hasEnded ? now.rawValue : nil); bind(change.bytesDone); bind(change.bytesTotal)
-            bind(now.rawValue); bind(change.state.hasEnded); bind(change.waitReason?.rawValue); bind(id.rawValue)
+            bind(now.rawValue); bind(change.state.hasEnded); bind(change.waitReason?.rawValue)
+            bind(attempt); bind(startedAt?.rawValue); bind(id.rawValue)
         }
     }
 
@@ -336,21 +341,24 @@ public final class JobStore {
         try connection.run("UPDATE attempts SET bytes = ? WHERE job_id = ? AND number = ?", bytes, id.rawValue, number)
     }
 
+    /// Records attempt `number`'s end. `startedAt`: its start from byte 0, when that was not
+    /// recorded (`beginAttempt`).
     public func finishAttempt(_ id: JobID, number: Int, httpStatus: Int?, error: JobError?, bytes: Int64,
-                              metrics: AttemptMetrics? = nil, now: Timestamp = .now) throws {
+                              metrics: AttemptMetrics? = nil, now: Timestamp = .now, startedAt: Timestamp? = nil) throws {
         let metricsJSON = try metrics?.storedJSON()
-        // An attempt that failed while it was being prepared (its file could not be opened: no
-        // descriptor left, a missing upload source) was never recorded as begun: its row is
-        // made here, begun when it ended, so that `show` lists its failure too.
+        // An attempt whose start was recorded with its end (`StateRecord.heldStart`), or one that
+        // failed while it was being prepared (its file could not be opened: no descriptor left, a
+        // missing upload source), has no row yet: it is made here (begun when it ended, for the
+        // latter), so that `show` lists it too.
         try connection.run("""
             INSERT INTO attempts (job_id, number, started_at, ended_at, http_status, error_code, error_message, bytes, metrics)
-            VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8)
+            VALUES (?1, ?2, coalesce(?9, ?3), ?3, ?4, ?5, ?6, ?7, ?8)
             ON CONFLICT (job_id, number) DO UPDATE SET ended_at = ?3, http_status = ?4, error_code = ?5,
                 error_message = ?6, bytes = ?7, metrics = ?8
             """
         ) { bind in
             bind(id.rawValue); bind(number); bind(now.rawValue); bind(httpStatus); bind(error?.code); bind(error?.message)
-            bind(bytes); bind(metricsJSON)
+            bind(bytes); bind(metricsJSON); bind(startedAt?.rawValue)
         }
     }
 
