@@ -198,6 +198,33 @@ import Testing
         #expect(again.message.hasPrefix("line 7: ") && again.message.contains("job \(written[4].id)"))
     }
 
+    /// Rows made while the manifest came go in `JobStore.insertBlock` to a statement: ids follow
+    /// the lines across blocks, each job is as stored, and a destination another job owns, in a
+    /// later block, is refused naming its own line, with nothing of the manifest left behind.
+    @Test func rowsMadeAheadGoInBlocksAndARefusedOneNamesItsLine() throws {
+        let store = try JobStore(path: directory.database("t.db"))
+        let count = 2 * JobStore.insertBlock + 20
+        var whole = submission((1...count).map { download($0, key: nil, "m/f\($0)") })
+        whole.umask = 0o22
+        let checks = ManifestChecks.check(whole.entries, from: 0, umask: 0o22, defaultRetries: 3)
+        let jobs = try queue(whole, checks: checks, in: store).jobs
+        #expect(jobs.map(\.path) == whole.entries.map(\.job.path))
+        #expect(zip(jobs, jobs.dropFirst()).allSatisfy { $1.id.rawValue == $0.id.rawValue + 1 }, "ids follow the lines")
+        for job in [jobs[0], jobs[JobStore.insertBlock], jobs[count - 1]] {
+            #expect(try store.job(job.id) == job, "job \(job.id) as queued is the job as stored")
+        }
+
+        let owner = try store.insert(NewJob(kind: .download, url: "http://127.0.0.1/o", path: directory.file("n/f75")),
+                                     maxRetries: 3, resume: nil)
+        var next = submission(name: "next", (1...count).map { download($0, key: nil, "n/f\($0)") })
+        next.umask = 0o22
+        let nextChecks = ManifestChecks.check(next.entries, from: 0, umask: 0o22, defaultRetries: 3)
+        let refused = try #require(refusal(next, checks: nextChecks, in: store))
+        #expect(refused.message.hasPrefix("line 75: ") && refused.message.contains("job \(owner.id)"), "\(refused.message)")
+        #expect(try store.batchRecords().map(\.name) == ["nightly"], "nothing of the refused manifest is left")
+        #expect(try store.jobs().count == count + 1)
+    }
+
     @Test func aBadEntryInAnExistingBatchAddsNothingToIt() throws {
         let store = try JobStore(path: directory.database("t.db"))
         let first = try queue(submission([download(1, key: "a", "a")]), in: store)

@@ -27,6 +27,26 @@ enum BatchQueueing {
         var seenOutputs: [String: Int] = [:]
         var jobs: [Job] = []
         var skipped = 0
+        // Rows made while the manifest came, inserted `JobStore.insertBlock` at a time; before
+        // any job queued the other way, so that ids follow the manifest's lines.
+        var made: [(row: PreparedJob, line: Int)] = []
+        made.reserveCapacity(min(submission.entries.count, JobStore.insertBlock))
+        func insertMade() throws {
+            guard !made.isEmpty else { return }
+            defer { made.removeAll(keepingCapacity: true) }
+            do {
+                jobs += try store.insert(made.map(\.row), batch: batch.id, now: .now)
+            } catch {
+                // One of them is refused (a destination another job owns): one by one, to name it.
+                for (row, line) in made {
+                    do {
+                        jobs.append(try store.insert(row, batch: batch.id, now: .now))
+                    } catch {
+                        throw placed(error, "line \(line)")
+                    }
+                }
+            }
+        }
         // Each table grows once (resizing at every doubling was 4 % of queueing a manifest).
         jobs.reserveCapacity(submission.entries.count)
         seenOutputs.reserveCapacity(submission.entries.count)
@@ -48,9 +68,11 @@ enum BatchQueueing {
                     if let path = row.job.path, let first = seenOutputs.updateValue(entry.line, forKey: path) {
                         throw JobRefusal.invalid("\(path) is also the output of line \(first)")
                     }
-                    jobs.append(try store.insert(row, batch: batch.id, now: .now))
+                    made.append((row, entry.line))
+                    if made.count == JobStore.insertBlock { try insertMade() }
                     continue
                 }
+                try insertMade()
                 var new = entry.job(umask: submission.umask)
                 new.batch = batch.id
                 try checks.validate(new, at: index, umask: submission.umask)
@@ -73,15 +95,22 @@ enum BatchQueueing {
                 jobs.append(job)
             } catch {
                 // A backup's entries are files, a manifest's are lines.
-                let place = entry.relativePath ?? "line \(entry.line)"
-                switch error {
-                case let error as JobRefusal: throw JobRefusal.at(place: place, reason: error)
-                case let error as DestinationRefusal: throw JobRefusal.at(place: place, reason: .destination(error))
-                default: throw error
-                }
+                throw placed(error, entry.relativePath ?? "line \(entry.line)")
             }
         }
+        try insertMade()
         return Outcome(batch: batch, created: created, jobs: jobs, skipped: skipped)
+    }
+
+    /// A refusal of one entry, named by its place (`line N`, or a backup's file), unless it
+    /// names one already (an earlier line's row, refused when its block was inserted).
+    private static func placed(_ error: any Error, _ place: String) -> any Error {
+        switch error {
+        case JobRefusal.at: error
+        case let error as JobRefusal: JobRefusal.at(place: place, reason: error)
+        case let error as DestinationRefusal: JobRefusal.at(place: place, reason: .destination(error))
+        default: error
+        }
     }
 
     private static func resolveBatch(_ submission: BatchSubmission, in store: JobStore) throws -> (BatchRecord, Bool) {

@@ -95,25 +95,74 @@ public final class JobStore {
         }
     }
 
+    /// Inserts the rows of new downloads made while their manifest came (`PreparedJob`, their
+    /// destinations resolved), in one statement: one statement's setup, and one update of the
+    /// table's id sequence, for all of them (a manifest's queueing transaction spent most of
+    /// its time in SQLite, row by row). At most `insertBlock` rows. A row that `insert` would
+    /// refuse fails them all: `insert` then tells which. Returns the jobs as inserted.
+    func insert(_ rows: [PreparedJob], batch: Int64, now: Timestamp) throws -> [Job] {
+        precondition(rows.count <= Self.insertBlock, "at most \(Self.insertBlock) rows to a statement")
+        var fields: [Job.Fields] = []
+        var claims: [String?] = []
+        fields.reserveCapacity(rows.count)
+        claims.reserveCapacity(rows.count)
+        for row in rows {
+            precondition(row.job.kind == .download && row.onExists != .rename, "only a download's row is made ahead")
+            var job = row.job.fields
+            job.stamp(batch: batch, now: now)
+            claims.append(try job.path.map { wanted in
+                try row.destination.map { try claimable($0, path: wanted) } ?? canonicalDestination(wanted)
+            })
+            fields.append(job)
+        }
+        return try connection.transaction {
+            try insertRows(fields, rows, destinations: claims, now: now)
+            // One statement's ids are consecutive: it inserts alone, and the table's ids only grow.
+            let first = connection.lastInsertRowID - Int64(rows.count) + 1
+            return fields.enumerated().map { offset, job in
+                var job = job
+                job.id = JobID(rawValue: first + Int64(offset))
+                assert((try? self.job(job.id)) == Job(job), "job \(job.id) as inserted is not the job as stored")
+                return Job(job)
+            }
+        }
+    }
+
+    /// Rows to one statement of `insert(_:batch:now:)`: 32 parameters each, far under SQLite's
+    /// limit of 32,766, and few distinct statements for the connection to keep prepared.
+    static let insertBlock = 50
+
     /// The row of a new job, its columns decided by `insert`.
     private func insertRow(_ job: Job.Fields, _ row: PreparedJob, destination: String?, now: Timestamp) throws(SQLiteError) {
+        try insertRows([job], [row], destinations: [destination], now: now)
+    }
+
+    /// New jobs' rows in one statement, in order.
+    private func insertRows(_ jobs: [Job.Fields], _ rows: [PreparedJob], destinations: [String?], now: Timestamp)
+        throws(SQLiteError) {
+        let values = Array(repeating: Self.rowParameters, count: jobs.count).joined(separator: ", ")
         try connection.run("""
             INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
                               batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
                               method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
                               idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES \(values)
             """
         ) { bind in
-            bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
-            bind(row.headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
-            bind(job.limit); bind(job.maxRetries); bind(job.bytesDone); bind(job.bytesTotal); bind(now.rawValue)
-            bind(now.rawValue); bind(job.method); bind(row.upload); bind(row.tls); bind(job.key); bind(job.onComplete)
-            bind(job.onFail); bind(destination); bind(job.umask); bind(job.maxFilesize); bind(job.idempotencyKey)
-            bind(job.retryUnsafe); bind(job.outputDirectory); bind(row.onExists?.rawValue); bind(job.headerCommand)
-            bind(row.network); bind(row.remote)
+            for (index, job) in jobs.enumerated() {
+                let row = rows[index]
+                bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
+                bind(row.headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
+                bind(job.limit); bind(job.maxRetries); bind(job.bytesDone); bind(job.bytesTotal); bind(now.rawValue)
+                bind(now.rawValue); bind(job.method); bind(row.upload); bind(row.tls); bind(job.key); bind(job.onComplete)
+                bind(job.onFail); bind(destinations[index]); bind(job.umask); bind(job.maxFilesize); bind(job.idempotencyKey)
+                bind(job.retryUnsafe); bind(job.outputDirectory); bind(row.onExists?.rawValue); bind(job.headerCommand)
+                bind(row.network); bind(row.remote)
+            }
         }
     }
+
+    private static let rowParameters = "(" + Array(repeating: "?", count: 32).joined(separator: ", ") + ")"
 
     // MARK: Destinations
 
