@@ -36,10 +36,13 @@ final class FinishGroup: Sendable {
     private let queue = DispatchQueue(label: "transferd.finish")
     private let pending = Mutex<[Finish]>([])
     /// Files handed over whose kept bytes are not written yet. A writer of their own writes
-    /// them as they come, while the group before them is being made durable: their group then
-    /// finds them written (or waits for the write under way, or fails with its error).
+    /// them, `writeAhead` at a time, while the group before them is being made durable: their
+    /// group then finds them written (or waits for the write under way, or fails with its
+    /// error), and writes those still short of a round itself.
     private let unwritten = Mutex<[PartialFile]>([])
     private let writer = DispatchQueue(label: "transferd.finish.writer")
+    /// Files that wake the writer: one at a time, a batch of small files woke it for each.
+    static let writeAhead = 4
 
     init(store: StoreQueue) {
         self.store = store
@@ -53,11 +56,11 @@ final class FinishGroup: Sendable {
             return group.count == 1
         }
         if first { queue.async { [self] in drain() } }
-        let firstUnwritten = unwritten.withLock { files in
+        let enough = unwritten.withLock { files in
             files.append(finish.file)
-            return files.count == 1
+            return files.count == Self.writeAhead
         }
-        if firstUnwritten { writer.async { [self] in writeUnwritten() } }
+        if enough { writer.async { [self] in writeUnwritten() } }
     }
 
     /// Writes the kept bytes of the files handed over, until none is left; a failure stays
@@ -78,6 +81,8 @@ final class FinishGroup: Sendable {
             defer { group.removeAll(keepingCapacity: true) }
             return group
         }
+        // Those the writer was not woken for yet are this group's to write (below): let go of them.
+        unwritten.withLock { $0.removeAll(keepingCapacity: true) }
         // A complete body's last bytes, kept from the loop thread, are in the file first: the
         // writer has written most of them by now; this writes the rest, waits for a write
         // under way, or fails a file with its write's error.
