@@ -8,7 +8,10 @@
 # dirty page written, and as root the page cache dropped and the served files read back in. An
 # untimed round of each tool comes first. The steal time of each curl and transferd run is
 # printed (lib.sh `steal_ms`; * where it took 5 % or more of the run's core time), and the
-# median ratio again over the runs where neither lost that much.
+# median ratio again over the runs where neither lost that much. aria2c runs without its control
+# files (`--auto-save-interval=0`): it wrote, renamed and deleted one per download, and the
+# 2,000 inodes it freed were scanned past by the next tool's creates (ext4 without a journal,
+# lib.sh `fresh_inodes`) — transferd's, which follows it in each round (BENCHMARKS.md).
 #   usage: bench/smallfiles.sh [FILES=2000] [SIZE_KIB=64] [RUNS=5]
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/scripts/deps.sh"
@@ -65,7 +68,7 @@ printf '%-4s %10s %10s %12s %10s %10s %16s\n' run curl aria2c transferd "td/curl
 # in such first runs and 5,500-8,600 in the runs after (BENCHMARKS.md).
 for run in $(seq 0 "$RUNS"); do
     c=$(rate "$BENCH_DIR/out/curl$run" curl -s -Z --parallel-max 16 -K "$BENCH_DIR/curl.cfg")
-    a=$(rate "$BENCH_DIR/out/aria$run" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none)
+    a=$(rate "$BENCH_DIR/out/aria$run" aria2c -q -i "$BENCH_DIR/list.txt" -j 16 --file-allocation=none --auto-save-interval=0)
     sed "s|/out/td/|/out/td$run/|" "$BENCH_DIR/small.jsonl" > "$BENCH_DIR/small$run.jsonl"  # not timed
     t=$(rate "$BENCH_DIR/out/td$run" transferd_batch)
     [ "$run" -eq 0 ] && continue
