@@ -194,10 +194,11 @@ final class FinishGroup: Sendable {
     }
 
     /// Makes the links of the files linked into place durable: each file system they are on (all
-    /// of them ones the group synced whole: `syncAll`) is synced whole again, which writes their inodes — the new link
-    /// counts, which a directory's fsync does not write everywhere (ext4 without a journal) —
-    /// and the directories they are in, which then need no fsync of their own. Where that fails,
-    /// each such file is fsynced (its error tells which). Returns the file systems synced again.
+    /// of them ones the group synced whole: `syncAll`) is synced whole again, which writes their
+    /// inodes — the new link counts, which a directory's fsync does not write everywhere (ext4
+    /// without a journal) — and the directories they are in, which then need no fsync of their
+    /// own. Where that fails, each such file is fsynced (its error tells which). Returns the file
+    /// systems synced again.
     private func syncLinks(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) -> Set<UInt64> {
         let linked = group.indices.filter { results[$0].isSuccess && group[$0].file.isLinkedIntoPlace }
         var synced = Set<UInt64>()

@@ -140,15 +140,12 @@ public final class JobStore {
     /// New jobs' rows in one statement, in order.
     private func insertRows(_ jobs: [Job.Fields], _ rows: [PreparedJob], destinations: [String?], now: Timestamp)
         throws(SQLiteError) {
-        let values = Array(repeating: Self.rowParameters, count: jobs.count).joined(separator: ", ")
-        try connection.run("""
-            INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
-                              batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
-                              method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
-                              idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
-            VALUES \(values)
-            """
-        ) { bind in
+        let sql = switch jobs.count {
+        case 1: Self.insertOne
+        case Self.insertBlock: Self.insertWhole
+        default: Self.insertSQL(rows: jobs.count)
+        }
+        try connection.run(sql) { bind in
             for (index, job) in jobs.enumerated() {
                 let row = rows[index]
                 bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
@@ -162,7 +159,21 @@ public final class JobStore {
         }
     }
 
-    private static let rowParameters = "(" + Array(repeating: "?", count: 32).joined(separator: ", ") + ")"
+    /// The statement of `insertRows` for `rows` rows; those of one row and of a whole block made
+    /// once (built and hashed again for each job, the one row's was the dearer part of a `download`).
+    private static func insertSQL(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: 32).joined(separator: ", ") + ")"
+        return """
+            INSERT INTO jobs (kind, state, state_reason, url, path, headers, sha256, overwrite, priority,
+                              batch_id, limit_rate, max_retries, bytes_done, bytes_total, created_at, updated_at,
+                              method, upload, tls, job_key, on_complete, on_fail, destination, umask, max_filesize,
+                              idempotency_key, retry_unsafe, output_dir, on_exists, header_command, network, remote)
+            VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
+            """
+    }
+
+    private static let insertOne = insertSQL(rows: 1)
+    private static let insertWhole = insertSQL(rows: insertBlock)
 
     // MARK: Destinations
 
