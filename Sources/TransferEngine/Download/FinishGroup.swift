@@ -86,16 +86,19 @@ final class FinishGroup: Sendable {
         // A complete body's last bytes, kept from the loop thread, are in the file first: the
         // writer has written most of them by now; this writes the rest, waits for a write
         // under way, or fails a file with its write's error.
-        var results = group.map { finish in Result { () throws(TransferError) in try finish.file.writeDeferred() } }
+        // The group's values are read in place (`group[index].field`): a `Finish` copied out is
+        // a dozen references retained and released.
+        var results = group.indices.map { index in Result { () throws(TransferError) in try group[index].file.writeDeferred() } }
         syncAll(group, &results)
         let directories = openDirectories(group, &results)
         markFinalizing(group, &results)
         var renamedInto = Set<String>()
-        for (index, finish) in group.enumerated() where results[index].isSuccess {
-            let path = PartialFile.directory(of: finish.destination)
+        for index in group.indices where results[index].isSuccess {
+            let path = PartialFile.directory(of: group[index].destination)
             guard let directory = directories[path] else { continue }  // its open failed the file
             results[index] = Result { () throws(TransferError) in
-                try finish.file.moveIntoPlace(finish.destination, in: directory, replacing: finish.replacing, mode: finish.mode)
+                try group[index].file.moveIntoPlace(group[index].destination, in: directory, replacing: group[index].replacing,
+                                                    mode: group[index].mode)
             }
             if results[index].isSuccess { renamedInto.insert(path) }
         }
@@ -105,13 +108,13 @@ final class FinishGroup: Sendable {
                 try directory.sync()
             } catch {
                 // Renamed, but the entry may not survive a crash: not completed.
-                for (index, finish) in group.enumerated() where PartialFile.directory(of: finish.destination) == directory.path {
+                for index in group.indices where PartialFile.directory(of: group[index].destination) == directory.path {
                     results[index] = .failure(error)
                 }
             }
         }
         let recorded = recordCompletions(group, results)
-        for (index, finish) in group.enumerated() { finish.done(results[index].map { recorded[index] }) }
+        for index in group.indices { group[index].done(results[index].map { recorded[index] }) }
     }
 
     /// Records the completion of every job whose file is now in place, in one transaction, at
@@ -120,8 +123,8 @@ final class FinishGroup: Sendable {
     /// place by their `finalizing` marks).
     private func recordCompletions(_ group: [Finish], _ results: [Result<Void, TransferError>]) -> [RecordedCompletion?] {
         let now = Timestamp.now
-        var recorded = zip(group, results).map { finish, result -> RecordedCompletion? in
-            guard result.isSuccess, var record = finish.completion else { return nil }
+        var recorded = group.indices.map { index -> RecordedCompletion? in
+            guard results[index].isSuccess, var record = group[index].completion else { return nil }
             record.at = now
             return RecordedCompletion(record: record)
         }
@@ -142,8 +145,8 @@ final class FinishGroup: Sendable {
     /// The renames go through these descriptors, into the directories that are then synced.
     private func openDirectories(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) -> [String: DirectoryHandle] {
         var opened: [String: Result<DirectoryHandle, TransferError>] = [:]
-        for (index, finish) in group.enumerated() where results[index].isSuccess {
-            let path = PartialFile.directory(of: finish.destination)
+        for index in group.indices where results[index].isSuccess {
+            let path = PartialFile.directory(of: group[index].destination)
             let directory = opened[path] ?? Result { () throws(TransferError) in try DirectoryHandle(path) }
             opened[path] = directory
             if case .failure(let error) = directory { results[index] = .failure(error) }
@@ -181,10 +184,10 @@ final class FinishGroup: Sendable {
         for index in unsynced { group[index].file.startWriteback() }
         let done = DispatchGroup()
         for index in unsynced {
-            let finish = group[index]
+            let file = group[index].file
             done.enter()
             threads.async {
-                let result = Result { () throws(TransferError) in try finish.file.sync() }
+                let result = Result { () throws(TransferError) in try file.sync() }
                 results.withLock { $0[index] = result }
                 done.leave()
             }
@@ -221,12 +224,12 @@ final class FinishGroup: Sendable {
     /// Records every synced file of the group as `finalizing`, in one transaction: a crash after
     /// a rename then finds the file in place instead of downloading it again.
     private func markFinalizing(_ group: [Finish], _ results: inout [Result<Void, TransferError>]) {
-        let marks = zip(group, results).compactMap { finish, result -> (JobID, ResumeState)? in
-            guard result.isSuccess else { return nil }
+        let marks = group.indices.compactMap { index -> (JobID, ResumeState)? in
+            guard results[index].isSuccess else { return nil }
             // As the file is now (its last bytes may have been written by this group).
-            var marked = finish.state.identified(by: finish.file, writing: false)
+            var marked = group[index].state.identified(by: group[index].file, writing: false)
             marked.finalizing = true
-            return (finish.job, marked)
+            return (group[index].job, marked)
         }
         guard !marks.isEmpty else { return }
         do {

@@ -187,20 +187,32 @@ public final class Scheduler {
     // MARK: Events in, actions out
 
     /// Hands `event` to the core and performs what it decides (and what that leads to, in order).
+    /// Events that come while one is being performed wait in `eventQueue`; the first is handed
+    /// over as it is. Actions are performed where the core's answer holds them, not copied out
+    /// one by one (each is up to a kilobyte with references to retain: BENCHMARKS.md).
     func feed(_ event: SchedulerEvent) {
         loop.assertOnLoopThread()
-        eventQueue.append(event)
-        guard !draining else { return }
+        guard !draining else { return eventQueue.append(event) }
         draining = true
         defer { draining = false }
+        perform(core.handle(event, now: now))
         while !eventQueue.isEmpty {
             let next = eventQueue.removeFirst()
-            for action in core.handle(next, now: now) { perform(action) }
+            perform(core.handle(next, now: now))
         }
     }
 
-    private func perform(_ action: SchedulerAction) {
-        switch action {
+    /// Performs the core's answer in order, each action moved out of it rather than copied (an
+    /// array's iterator copies every element), and hands the emptied buffer back. Reversed in
+    /// place first (the buffer's own swaps move; `Array.reverse` copies), then taken from the end.
+    private func perform(_ answer: consuming [SchedulerAction]) {
+        answer.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let action = answer.popLast() { perform(action) }
+        core.recycle(answer)
+    }
+
+    private func perform(_ action: consuming SchedulerAction) {
+        switch consume action {
         case .record(let record): self.record(record)
         case .startAttempt(let record, let attempt): prepare(record, attempt: attempt)
         case .stop(let id): stopTransfer(of: id) { [unowned self] report in feed(.stopped(id, report)) }

@@ -47,6 +47,9 @@ struct SchedulerCore {
     private var random: SplitMix64
     /// Actions decided by the event being handled, in order.
     private var actions: [SchedulerAction] = []
+    /// The buffer of an answer already performed, handed back empty (`recycle`): the next
+    /// answer is made in it instead of in a new array.
+    private var spareActions: [SchedulerAction] = []
 
     /// What a record's being recorded completes.
     struct Unrecorded {
@@ -67,9 +70,8 @@ struct SchedulerCore {
 
     /// Decides what `event` leads to, at `now`.
     mutating func handle(_ event: SchedulerEvent, now: Timestamp) -> [SchedulerAction] {
-        // The last answer is gone by now (the scheduler performs it before the next event):
-        // its buffer is used again instead of growing a new one for every event.
-        actions.removeAll(keepingCapacity: true)
+        swap(&actions, &spareActions)
+        defer { actions = [] }  // the answer is the caller's alone: it may take its actions out
         switch event {
         case .restarted(let unfinished): restart(unfinished, now: now)
         case .hooksDue(let hooks, let batches):
@@ -117,6 +119,12 @@ struct SchedulerCore {
         }
         startNext(now: now)
         return actions
+    }
+
+    /// Takes back the buffer of an answer whose actions were all taken out of it.
+    mutating func recycle(_ answer: consuming [SchedulerAction]) {
+        answer.removeAll(keepingCapacity: true)
+        spareActions = answer
     }
 
     /// The job in memory, or as it ended while its end is on its way to the store.
