@@ -188,8 +188,8 @@ public final class Scheduler {
 
     /// Hands `event` to the core and performs what it decides (and what that leads to, in order).
     /// Events that come while one is being performed wait in `eventQueue`; the first is handed
-    /// over as it is. Actions are performed where the core's answer holds them, not copied out
-    /// one by one (each is up to a kilobyte with references to retain: BENCHMARKS.md).
+    /// over as it is. The answer's actions are moved out of it, not copied (each is up to a
+    /// kilobyte with references to retain: docs/design.md, "Facts that cost time").
     func feed(_ event: SchedulerEvent) {
         loop.assertOnLoopThread()
         guard !draining else { return eventQueue.append(event) }
