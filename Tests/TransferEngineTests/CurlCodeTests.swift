@@ -67,6 +67,47 @@ import Testing
         }
     }
 
+    @Test func readsThePlainShapeAsLibcurlDoes() throws {
+        for url in ["http://127.0.0.1:23474/small/f1", "https://example.com", "http://a-b.example.org:8080/x?y=1&z=%41#f",
+                    "https://Example.COM/é".replacingOccurrences(of: "é", with: "e"), "http://h?q", "http://h#f",
+                    "http://255.255.255.255:65535/", "http://0.0.0.0/x"] {
+            let plain = try #require(CurlURL.plain(url), "\(url)")
+            #expect(plain == (try CurlURL.parse(url)), "\(url)")
+        }
+        // libcurl decides these: other schemes and cases, numeric hosts it rewrites, users, IPv6,
+        // ports out of range or with leading zeros, spaces, backslashes, non-ASCII bytes.
+        for url in ["HTTP://h/", "ftp://h/", "http://127.1/", "http://0x7f.0.0.1/", "http://1.2.3.256/", "http://01.2.3.4/",
+                    "http://u:p@h/", "http://[::1]/", "http://h:0/", "http://h:080/", "http://h:65536/", "http://h:/",
+                    "http://h/a b", "http://h/a\\b", "http://h/é", "http://-h/", "http://h..i/", "http://h./", "http:///x",
+                    "http://", "http:h/", "http://h:8a/"] {
+            #expect(CurlURL.plain(url) == nil, "\(url)")
+        }
+    }
+
+    /// Every URL `plain` reads, libcurl accepts with the same scheme and host: URLs generated from
+    /// the pieces near the shape's edges.
+    @Test func plainNeverAcceptsWhatLibcurlRefuses() throws {
+        let schemes = ["http://", "https://", "HTTP://", "http:/", "htp://"]
+        let hosts = ["h", "H1", "a-b", "a.b", "a..b", "-a", "a-", "1.2.3.4", "1.2.3", "256.1.1.1", "0x1.2.3.4", "1a", "a_b",
+                     "a%20b", "[::1]", "u@h", "", ".a", "a."]
+        let ports = ["", ":", ":1", ":80", ":080", ":65535", ":65536", ":99999", ":1a", ":+1"]
+        let rests = ["", "/", "/a/b", "?q=1", "#f", "/a b", "/a\tb", "/%zz", "/a\\b", "/~!$&'()*+,;=:@", "/\u{7F}", "/é"]
+        var read = 0
+        for scheme in schemes {
+            for host in hosts {
+                for port in ports {
+                    for rest in rests {
+                        let url = scheme + host + port + rest
+                        guard let plain = CurlURL.plain(url) else { continue }
+                        read += 1
+                        #expect(plain == (try? CurlURL.parse(url)), "\(url)")
+                    }
+                }
+            }
+        }
+        #expect(read > 300, "the generated URLs should exercise the plain shape")
+    }
+
     @Test func validationNamesLibcurlsReasonOnOneLine() {
         func refusal(_ url: String) -> String? {
             do { try JobValidation.validateURL(url); return nil } catch { return error.message }

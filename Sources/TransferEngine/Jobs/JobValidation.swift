@@ -102,25 +102,30 @@ enum JobValidation {
     }
 
     /// Parses the URL with libcurl's own parser and the flags a transfer uses, so that what
-    /// would fail every attempt is refused now, with libcurl's reason.
+    /// would fail every attempt is refused now, with libcurl's reason (a URL of the plain shape
+    /// libcurl surely accepts is read without it: `CurlURL.plain`).
     static func validateURL(_ text: String) throws(JobRefusal) {
         guard !Redaction.isRedacted(text) else {
             throw JobRefusal.invalid("the URL '\(shown(text))' holds \(Redaction.marker) where a secret was: "
                 + "give the real URL (with --resume-data: transferctl download URL --resume-data FILE)")
         }
-        let parts: CurlURL.Parts
-        do {
-            parts = try CurlURL.parse(text)
-        } catch {
-            let hint = error.isBadCharacters ? " (percent-encode spaces and control characters, e.g. %20 for a space)"
-                : error.lacksScheme ? " (expected http:// or https://)" : ""
-            throw JobRefusal.invalid("malformed URL '\(shown(text))': \(error)\(hint)")
-        }
+        let parts = try parsed(text)
         guard CurlURL.protocols.contains(parts.scheme) else {
             throw JobRefusal.invalid("unsupported URL scheme '\(parts.scheme)' in '\(shown(text))': use http:// or https://")
         }
         guard !parts.host.isEmpty else {
             throw JobRefusal.invalid("malformed URL '\(shown(text))': no host")
+        }
+    }
+
+    private static func parsed(_ text: String) throws(JobRefusal) -> CurlURL.Parts {
+        if let plain = CurlURL.plain(text) { return plain }
+        do {
+            return try CurlURL.parse(text)
+        } catch {
+            let hint = error.isBadCharacters ? " (percent-encode spaces and control characters, e.g. %20 for a space)"
+                : error.lacksScheme ? " (expected http:// or https://)" : ""
+            throw JobRefusal.invalid("malformed URL '\(shown(text))': \(error)\(hint)")
         }
     }
 
