@@ -69,7 +69,7 @@ import Testing
 
     @Test func readsThePlainShapeAsLibcurlDoes() throws {
         for url in ["http://127.0.0.1:23474/small/f1", "https://example.com", "http://a-b.example.org:8080/x?y=1&z=%41#f",
-                    "https://Example.COM/é".replacingOccurrences(of: "é", with: "e"), "http://h?q", "http://h#f",
+                    "https://Example.COM/e", "http://h?q", "http://h#f",
                     "http://255.255.255.255:65535/", "http://0.0.0.0/x"] {
             let plain = try #require(CurlURL.plain(url), "\(url)")
             #expect(plain == (try CurlURL.parse(url)), "\(url)")
