@@ -10,10 +10,11 @@ let package = Package(
     ],
     targets: [
         // Typed, non-variadic wrappers around libcurl, libuv and SQLite (Swift cannot call C varargs).
+        // libcurl is opened at run time, not linked (curl_library.c).
         .target(
             name: "CTransferSupport",
             linkerSettings: [
-                .linkedLibrary("curl"),
+                .linkedLibrary("dl"),
                 .linkedLibrary("uv"),
                 .linkedLibrary("sqlite3"),
             ]

@@ -117,6 +117,41 @@ final class DaemonLifecycleTests: IntegrationTestCase {
         XCTAssertEqual(stats.exitCode, 0, "first daemon still answers: \(stats.summary)")
     }
 
+    /// libcurl is opened at run time, not linked (curl_library.c): `transferctl` queues and
+    /// answers without it, and a daemon that cannot open it says why in one line and exits 1.
+    /// Run with libcurl hidden from the loader: /dev/null bound over it in a mount namespace of
+    /// the commands' own (skipped where the test may not make one).
+    func testTheCLIRunsWithoutLibcurlAndADaemonWithoutItSaysWhy() throws {
+        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        func withoutLibcurl(_ command: [String]) -> CommandResult {
+            let script = "lib=$(readlink -f \"$(ldconfig -p | awk '/libcurl\\.so\\.4 /{ print $NF; exit }')\") && "
+                + "exec unshare --mount sh -c 'mount --bind /dev/null \"$0\" && exec \"$@\"' \"$lib\" "
+                + command.map(quote).joined(separator: " ")
+            return cli.runner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script], timeout: 20)
+        }
+        let probe = withoutLibcurl(["true"])
+        guard probe.exitCode == 0 else { throw XCTSkip("cannot hide libcurl in a mount namespace here: \(probe.summary)") }
+
+        let sha = try makeSource("nocurl.bin", size: 100 * KiB)
+        let dest = destination("nocurl.bin")
+        let ctl = [cli.binaries.transferctl.path, "--state-dir", cli.stateDir.path]
+        let queued = withoutLibcurl(ctl + ["download", nginx.url(.files, "nocurl.bin"), "-o", dest.path])
+        XCTAssertEqual(queued.exitCode, 0, queued.summary)
+        let id = try XCTUnwrap(Int(queued.trimmedStdout), queued.summary)
+        try waitCompleted(id)
+        try assertCompletedDownload(id, at: dest, sha256: sha, size: 100 * KiB)
+        let stats = withoutLibcurl(ctl + ["stats"])
+        XCTAssertEqual(stats.exitCode, 0, stats.summary)
+
+        let other = workDir.appendingPathComponent("no-libcurl-daemon")
+        let refused = withoutLibcurl([binaries.transferd.path, "--state-dir", other.path])
+        XCTAssertEqual(refused.exitCode, 1, refused.summary)
+        assertOneLineMessage(refused.stderr, refused.command)
+        XCTAssertTrue(refused.stderr.hasPrefix("transferd: cannot load libcurl: "), refused.summary)
+        XCTAssertFalse(Files.exists(other), "a daemon that cannot transfer makes no state directory")
+        XCTAssertTrue(daemon.isRunning, "the running daemon is untouched")
+    }
+
     func testCLIExits3WhenDaemonIsNotRunning() throws {
         let neverStarted = try CLI(binaries: binaries, stateDir: workDir.appendingPathComponent("no-daemon"),
                                    scratch: workDir.appendingPathComponent("cli-no-daemon"))

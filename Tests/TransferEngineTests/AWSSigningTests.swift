@@ -166,7 +166,7 @@ struct RequestCapture {
             sent += count
             return .bytes(count)
         }
-        _ = curl_easy_perform(easy.handle)
+        _ = tds_curl_easy_perform(easy.handle)
         while !server.isFinished { usleep(1000) }
         let head = received.get().components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n")
         let headers = head.dropFirst().compactMap { line -> (String, String)? in

@@ -9,6 +9,37 @@
 #include <sys/types.h>
 #include <malloc.h>
 
+// libcurl is opened at run time, not linked (curl_library.c): a process that never transfers
+// starts without it and the thirty libraries it brings. Its functions are called through these.
+
+/// Opens libcurl if it is not open yet; 0, or -1 with the reason in `error`. Any function below
+/// opens it too, and ends the process with the reason when it cannot.
+int tds_curl_load(char *error, size_t capacity);
+
+CURLcode tds_curl_global_init(long flags);
+CURL *tds_curl_easy_init(void);
+void tds_curl_easy_cleanup(CURL *easy);
+CURLcode tds_curl_easy_pause(CURL *easy, int bitmask);
+CURLcode tds_curl_easy_perform(CURL *easy);
+const char *tds_curl_easy_strerror(CURLcode code);
+CURLM *tds_curl_multi_init(void);
+CURLMcode tds_curl_multi_cleanup(CURLM *multi);
+CURLMcode tds_curl_multi_add_handle(CURLM *multi, CURL *easy);
+CURLMcode tds_curl_multi_remove_handle(CURLM *multi, CURL *easy);
+CURLMcode tds_curl_multi_assign(CURLM *multi, curl_socket_t socket, void *pointer);
+CURLMcode tds_curl_multi_socket_action(CURLM *multi, curl_socket_t socket, int mask, int *running);
+CURLMsg *tds_curl_multi_info_read(CURLM *multi, int *remaining);
+const char *tds_curl_multi_strerror(CURLMcode code);
+CURLSHcode tds_curl_share_cleanup(CURLSH *share);
+struct curl_slist *tds_curl_slist_append(struct curl_slist *list, const char *string);
+void tds_curl_slist_free_all(struct curl_slist *list);
+CURLU *tds_curl_url(void);
+void tds_curl_url_cleanup(CURLU *handle);
+CURLUcode tds_curl_url_set(CURLU *handle, CURLUPart what, const char *part, unsigned int flags);
+CURLUcode tds_curl_url_get(const CURLU *handle, CURLUPart what, char **part, unsigned int flags);
+const char *tds_curl_url_strerror(CURLUcode code);
+void tds_curl_free(void *pointer);
+
 // libcurl's setopt/getinfo are variadic; Swift cannot call them. These are typed, non-variadic.
 CURLcode tds_easy_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode tds_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);

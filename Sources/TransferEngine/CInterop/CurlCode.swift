@@ -16,7 +16,7 @@ public struct CurlCode: Error, Equatable, Sendable, CustomStringConvertible {
     /// A timeout: on connect, or too few bytes for too long once the transfer runs.
     public var isTimeout: Bool { rawValue == CURLE_OPERATION_TIMEDOUT.rawValue }
 
-    public var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue: rawValue))) }
+    public var description: String { String(cString: tds_curl_easy_strerror(CURLcode(rawValue: rawValue))) }
 
     /// What kind of failure this is, for retry decisions and `error.code`.
     public enum Category: Sendable, CaseIterable {
@@ -106,7 +106,7 @@ public struct CurlMultiCode: Error, Equatable, Sendable, CustomStringConvertible
 
     init(_ code: CURLMcode) { rawValue = code.rawValue }
 
-    public var description: String { String(cString: curl_multi_strerror(CURLMcode(rawValue: rawValue))) }
+    public var description: String { String(cString: tds_curl_multi_strerror(CURLMcode(rawValue: rawValue))) }
 
     static func check(_ code: CURLMcode) throws(CurlMultiCode) {
         if code != CURLM_OK { throw CurlMultiCode(code) }

@@ -99,7 +99,7 @@ public final class CurlEasy {
     public var onSeek: (Int64) -> Bool = { _ in false }
 
     public init(_ request: Request) throws(CurlCode) {
-        guard let handle = curl_easy_init() else { throw CurlCode(CURLE_FAILED_INIT) }
+        guard let handle = tds_curl_easy_init() else { throw CurlCode(CURLE_FAILED_INIT) }
         self.handle = handle
         let me = Unmanaged.passUnretained(self).toOpaque()
         try check(tds_easy_setopt_string(handle, CURLOPT_URL, request.url))
@@ -152,7 +152,7 @@ public final class CurlEasy {
             }
         }
         for header in headers {
-            headerList = curl_slist_append(headerList, header)
+            headerList = tds_curl_slist_append(headerList, header)
         }
         if let headerList { try check(tds_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
 
@@ -177,10 +177,10 @@ public final class CurlEasy {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        if let dnsShare { curl_share_cleanup(dnsShare) }  // (after the handle that used it)
-        curl_slist_free_all(headerList)
-        curl_slist_free_all(resolveList)
+        tds_curl_easy_cleanup(handle)
+        if let dnsShare { tds_curl_share_cleanup(dnsShare) }  // (after the handle that used it)
+        tds_curl_slist_free_all(headerList)
+        tds_curl_slist_free_all(resolveList)
         errorBuffer.deallocate()
         socketErrno.deallocate()
     }
@@ -258,7 +258,7 @@ public final class CurlEasy {
 
     /// Continues a transfer paused by `WriteAction.pause`. May call the write callback at once.
     public func unpause() {
-        _ = curl_easy_pause(handle, tds_pause_cont())
+        _ = tds_curl_easy_pause(handle, tds_pause_cont())
     }
 
     private func configure(_ tls: TLSOptions) throws(CurlCode) {
@@ -317,7 +317,7 @@ public final class CurlEasy {
             guard let share = tds_share_dns() else { throw CurlCode(CURLE_OUT_OF_MEMORY) }
             dnsShare = share
             try check(tds_easy_setopt_pointer(handle, CURLOPT_SHARE, UnsafeMutableRawPointer(share)))
-            for entry in network.resolve { resolveList = curl_slist_append(resolveList, entry) }
+            for entry in network.resolve { resolveList = tds_curl_slist_append(resolveList, entry) }
             try check(tds_easy_setopt_slist(handle, CURLOPT_RESOLVE, resolveList))
             try check(tds_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1))
             try check(tds_easy_setopt_long(handle, CURLOPT_FORBID_REUSE, 1))

@@ -26,7 +26,7 @@ public final class CurlMulti {
     /// jobs is small: a batch of 2,000 small files to one host opened 316 connections with it,
     /// 16 with a fixed cache (`bench/smallfiles.sh` counts them in nginx's log).
     public init(loop: UVLoop, idleConnections: Int) throws(CurlMultiCode) {
-        guard let handle = curl_multi_init() else { throw CurlMultiCode(CURLM_OUT_OF_MEMORY) }
+        guard let handle = tds_curl_multi_init() else { throw CurlMultiCode(CURLM_OUT_OF_MEMORY) }
         self.handle = handle
         self.loop = loop
         timer = UVTimer(loop: loop) { [unowned self] in self.socketAction(CURL_SOCKET_TIMEOUT, 0) }
@@ -50,20 +50,20 @@ public final class CurlMulti {
     }
 
     deinit {
-        for (raw, _) in easies { curl_multi_remove_handle(handle, raw) }
+        for (raw, _) in easies { tds_curl_multi_remove_handle(handle, raw) }
         easies.removeAll()
-        curl_multi_cleanup(handle)
+        tds_curl_multi_cleanup(handle)
     }
 
     public func add(_ easy: CurlEasy) throws(CurlMultiCode) {
-        try CurlMultiCode.check(curl_multi_add_handle(handle, easy.handle))
+        try CurlMultiCode.check(tds_curl_multi_add_handle(handle, easy.handle))
         easies[easy.handle] = easy
     }
 
     /// Stops a transfer now; its `onDone` is not called.
     public func remove(_ easy: CurlEasy) {
         guard easies.removeValue(forKey: easy.handle) != nil else { return }
-        curl_multi_remove_handle(handle, easy.handle)
+        tds_curl_multi_remove_handle(handle, easy.handle)
     }
 
     private func watch(socket: curl_socket_t, what: Int32, watcher: UnsafeMutableRawPointer?) {
@@ -72,7 +72,7 @@ public final class CurlMulti {
                 let poll = Unmanaged<UVPoll>.fromOpaque(watcher).takeRetainedValue()
                 poll.stop()
                 stoppedWatches[socket] = poll
-                curl_multi_assign(handle, socket, nil)
+                tds_curl_multi_assign(handle, socket, nil)
             }
             return
         }
@@ -82,7 +82,7 @@ public final class CurlMulti {
         } else {
             guard let watch = stoppedWatches.removeValue(forKey: socket) ?? newWatch(socket) else { return }
             poll = watch
-            curl_multi_assign(handle, socket, Unmanaged.passRetained(watch).toOpaque())
+            tds_curl_multi_assign(handle, socket, Unmanaged.passRetained(watch).toOpaque())
         }
         var events: UVPoll.Events = []
         if what == CURL_POLL_IN || what == CURL_POLL_INOUT { events.insert(.readable) }
@@ -102,16 +102,16 @@ public final class CurlMulti {
 
     private func socketAction(_ socket: curl_socket_t, _ flags: Int32) {
         var running: Int32 = 0
-        curl_multi_socket_action(handle, socket, flags, &running)
+        tds_curl_multi_socket_action(handle, socket, flags, &running)
         readFinished()
     }
 
     private func readFinished() {
         var remaining: Int32 = 0
-        while let message = curl_multi_info_read(handle, &remaining) {
+        while let message = tds_curl_multi_info_read(handle, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let raw = message.pointee.easy_handle else { continue }
             let code = CurlCode(message.pointee.data.result)
-            curl_multi_remove_handle(handle, raw)
+            tds_curl_multi_remove_handle(handle, raw)
             guard let easy = easies.removeValue(forKey: raw) else { continue }
             onDone(easy, code)
         }

@@ -19,13 +19,13 @@ public enum CurlURL {
 
     /// The URL's scheme and host, or libcurl's reason for refusing it.
     public static func parse(_ text: String) throws(CurlURLCode) -> Parts {
-        guard let handle = curl_url() else { throw CurlURLCode(CURLUE_OUT_OF_MEMORY) }
-        defer { curl_url_cleanup(handle) }
-        try CurlURLCode.check(curl_url_set(handle, CURLUPART_URL, text, flags))
+        guard let handle = tds_curl_url() else { throw CurlURLCode(CURLUE_OUT_OF_MEMORY) }
+        defer { tds_curl_url_cleanup(handle) }
+        try CurlURLCode.check(tds_curl_url_set(handle, CURLUPART_URL, text, flags))
         func part(_ which: CURLUPart) throws(CurlURLCode) -> String {
             var value: UnsafeMutablePointer<CChar>?
-            try CurlURLCode.check(curl_url_get(handle, which, &value, 0))
-            defer { curl_free(value) }
+            try CurlURLCode.check(tds_curl_url_get(handle, which, &value, 0))
+            defer { tds_curl_free(value) }
             return value.map { String(cString: $0) } ?? ""
         }
         return Parts(scheme: try part(CURLUPART_SCHEME), host: try part(CURLUPART_HOST))
@@ -35,14 +35,14 @@ public enum CurlURL {
     /// libcurl resolves a redirect's `Location`: a redirect transferd follows itself goes exactly
     /// where libcurl would have gone. Nil when either does not parse.
     static func resolve(_ reference: String, against base: String) -> String? {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
+        guard let handle = tds_curl_url() else { return nil }
+        defer { tds_curl_url_cleanup(handle) }
         let flags = UInt32(CURLU_URLENCODE) | UInt32(CURLU_ALLOW_SPACE)
-        guard curl_url_set(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
-              curl_url_set(handle, CURLUPART_URL, reference, flags) == CURLUE_OK else { return nil }
+        guard tds_curl_url_set(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
+              tds_curl_url_set(handle, CURLUPART_URL, reference, flags) == CURLUE_OK else { return nil }
         var resolved: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, CURLUPART_URL, &resolved, 0) == CURLUE_OK, let resolved else { return nil }
-        defer { curl_free(resolved) }
+        guard tds_curl_url_get(handle, CURLUPART_URL, &resolved, 0) == CURLUE_OK, let resolved else { return nil }
+        defer { tds_curl_free(resolved) }
         return String(cString: resolved)
     }
 }
@@ -62,7 +62,7 @@ public struct CurlURLCode: Error, Equatable, Sendable, CustomStringConvertible {
     /// The URL does not start with a scheme libcurl can read (`http://`).
     public var lacksScheme: Bool { [CURLUE_BAD_SCHEME, CURLUE_NO_SCHEME].map(\.rawValue).contains(rawValue) }
 
-    public var description: String { String(cString: curl_url_strerror(CURLUcode(rawValue: rawValue))) }
+    public var description: String { String(cString: tds_curl_url_strerror(CURLUcode(rawValue: rawValue))) }
 
     static func check(_ code: CURLUcode) throws(CurlURLCode) {
         if code != CURLUE_OK { throw CurlURLCode(code) }

@@ -25,6 +25,7 @@ public final class Daemon {
         case cannotListen(socket: String, reason: String)
         case store(String)
         case untrusted(StateTrust.Problem)
+        case library(CurlGlobal.LoadFailure)
 
         public var description: String {
             switch self {
@@ -34,6 +35,7 @@ public final class Daemon {
             case .cannotListen(let socket, let reason): "cannot listen on \(socket): \(reason)"
             case .store(let reason): reason
             case .untrusted(let problem): problem.message
+            case .library(let failure): failure.description
             }
         }
     }
@@ -59,6 +61,12 @@ public final class Daemon {
         } catch {
             throw Failure.cannotListen(socket: "the socket from systemd", reason: error.description)
         }
+        // Before anything is made: a daemon that cannot transfer changes nothing.
+        do {
+            try CurlGlobal.initialize()
+        } catch {
+            throw Failure.library(error)
+        }
         let paths = options.paths
         try Self.makePrivateDirectory(paths.directory)
         let stateFiles = [paths.lock, paths.database, paths.database + "-wal", paths.database + "-shm"]
@@ -71,7 +79,6 @@ public final class Daemon {
         // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.
         signal(SIGXFSZ, SIG_IGN)
         Memory.keepFreedForReuse()
-        CurlGlobal.initialize()
         // Dispatch makes its timers' epoll descriptor when the first one is armed, and traps
         // (SIGILL) when it cannot: a table full of transfers met the store's first gathering
         // timer that way (docs/design.md). Armed once now, while descriptors are plenty.
