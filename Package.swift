@@ -13,6 +13,9 @@ let package = Package(
         // libcurl is opened at run time, not linked (curl_library.c).
         .target(
             name: "CTransferSupport",
+            // DWARF 4: Debian 12's valgrind (bench/instructions.sh) gives up on a binary whose C
+            // parts carry clang's default DWARF 5 ("unhandled dwarf2 abbrev form code 0x25").
+            cSettings: [.unsafeFlags(["-gdwarf-4"])],
             linkerSettings: [
                 .linkedLibrary("dl"),
                 .linkedLibrary("uv"),
