@@ -7,7 +7,8 @@ import Testing
         "http://127.0.0.1:8080/small/f1", "https://example.com/a?b#c", "http://example.com", "HTTP://Example.COM:80/",
         "https://user:secret@files.example.org:8443/x", "http://h:/path", "http://h:0080/", "s3://bucket.s3.local:9000/key",
         "ftp://h_1.example/f", "http://a@b@c/", "http://h?q=@x", "http://h#frag@x", "http://h:65535", "ht-tp+x.y://h/",
-        "http://h/a b", "http://h/é", "http://@h/",
+        "http://h/a b", "http://h/é", "http://@h/", "http://h:0/", "https://files.example.org:8443?x", "http://h:8080#f",
+        "Http://h:8080/",
     ]
     /// URLs `plain` leaves to Foundation.
     static let other = [

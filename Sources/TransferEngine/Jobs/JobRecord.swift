@@ -42,8 +42,7 @@ struct JobRecord {
 
     init(job: Job, now: Timestamp) {
         self.job = job
-        host = HostKey.key(job.serverURL) ?? job.serverURL
-        route = host + job.network.routeKey
+        (host, route) = Self.host(of: job)
         attemptLimit = Self.attemptLimit(after: job)
         lastProgress = now
         mostBytesKept = job.bytesDone
@@ -55,8 +54,7 @@ struct JobRecord {
     mutating func modified(to changed: Job, now: Timestamp) {
         let retries = changed.maxRetries != job.maxRetries
         job = changed
-        host = HostKey.key(changed.serverURL) ?? changed.serverURL
-        route = host + changed.network.routeKey
+        (host, route) = Self.host(of: changed)
         if retries { renewRetryBudget(now: now) }
     }
 
@@ -82,6 +80,14 @@ struct JobRecord {
     }
 
     /// Saturating: the store's checks keep both counts small, and nothing here may trap if one slips.
+    /// Its host's key and its route (its host alone for a job without network options).
+    private static func host(of job: Job) -> (host: String, route: String) {
+        let serverURL = job.serverURL
+        let host = HostKey.key(serverURL) ?? serverURL
+        let routeKey = job.network.routeKey
+        return (host, routeKey.isEmpty ? host : host + routeKey)
+    }
+
     private static func attemptLimit(after job: Job) -> Int {
         job.attempts.saturatingAdd(job.maxRetries).saturatingAdd(1)
     }

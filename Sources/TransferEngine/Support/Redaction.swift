@@ -59,9 +59,11 @@ public enum Redaction {
     public static func url(_ url: String) -> String {
         // Nothing to redact without a password (before an '@'), a query or a fragment: most
         // URLs, each shown in its job's events.
-        guard url.utf8.contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
-            return url
+        // Over the contiguous bytes: `utf8.contains(where:)` took ~30 instructions a byte.
+        let mayHoldSecrets = url.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.contains { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
         }
+        guard mayHoldSecrets ?? true else { return url }
         let start = url.firstRange(of: "://")?.upperBound ?? url.startIndex
         let rest = url[start...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
