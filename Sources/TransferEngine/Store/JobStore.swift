@@ -78,7 +78,7 @@ public final class JobStore {
                 }
             }
             do {
-                try insertRow(job, row, destination: claimed, now: now)
+                try insertRows([Job(job)], [row], destinations: [claimed], now: now)
             } catch let error as SQLiteError where error.code == .constraintUnique {
                 guard let claimed, let wanted = job.path, let owner = try owner(of: claimed, other: nil) else { throw error }
                 throw DestinationRefusal.taken(path: wanted, owner: owner)
@@ -102,43 +102,40 @@ public final class JobStore {
     /// refuse fails them all: `insert` then tells which. Returns the jobs as inserted.
     func insert(_ rows: [PreparedJob], batch: Int64, now: Timestamp) throws -> [Job] {
         precondition(rows.count <= Self.insertBlock, "at most \(Self.insertBlock) rows to a statement")
-        var fields: [Job.Fields] = []
+        // Each job's fields are copied once, out of the row's box into its own, and then changed
+        // and read in place: a `Job.Fields` copied is some twenty references retained and
+        // released, and the block's jobs were copied nine times each on their way.
+        var jobs: [Job] = []
         var claims: [String?] = []
-        fields.reserveCapacity(rows.count)
+        jobs.reserveCapacity(rows.count)
         claims.reserveCapacity(rows.count)
         for row in rows {
             precondition(row.job.kind == .download && row.onExists != .rename, "only a download's row is made ahead")
-            var job = row.job.fields
-            job.stamp(batch: batch, now: now)
-            claims.append(try job.path.map { wanted in
+            var job = row.job
+            job.fields.stamp(batch: batch, now: now)
+            claims.append(try job.fields.path.map { wanted in
                 try row.destination.map { try claimable($0, path: wanted) } ?? canonicalDestination(wanted)
             })
-            fields.append(job)
+            jobs.append(job)
         }
-        return try connection.transaction {
-            try insertRows(fields, rows, destinations: claims, now: now)
-            // One statement's ids are consecutive: it inserts alone, and the table's ids only grow.
-            let first = connection.lastInsertRowID - Int64(rows.count) + 1
-            return fields.enumerated().map { offset, job in
-                var job = job
-                job.id = JobID(rawValue: first + Int64(offset))
-                assert((try? self.job(job.id)) == Job(job), "job \(job.id) as inserted is not the job as stored")
-                return Job(job)
-            }
+        try connection.transaction {
+            try insertRows(jobs, rows, destinations: claims, now: now)
         }
+        // One statement's ids are consecutive: it inserts alone, and the table's ids only grow.
+        let first = connection.lastInsertRowID - Int64(rows.count) + 1
+        for index in jobs.indices {
+            jobs[index].fields.id = JobID(rawValue: first + Int64(index))
+            assert((try? self.job(jobs[index].id)) == jobs[index], "job \(jobs[index].id) as inserted is not the job as stored")
+        }
+        return jobs
     }
 
     /// Rows to one statement of `insert(_:batch:now:)`: 32 parameters each, far under SQLite's
     /// limit of 32,766, and few distinct statements for the connection to keep prepared.
     static let insertBlock = 50
 
-    /// The row of a new job, its columns decided by `insert`.
-    private func insertRow(_ job: Job.Fields, _ row: PreparedJob, destination: String?, now: Timestamp) throws(SQLiteError) {
-        try insertRows([job], [row], destinations: [destination], now: now)
-    }
-
     /// New jobs' rows in one statement, in order.
-    private func insertRows(_ jobs: [Job.Fields], _ rows: [PreparedJob], destinations: [String?], now: Timestamp)
+    private func insertRows(_ jobs: [Job], _ rows: [PreparedJob], destinations: [String?], now: Timestamp)
         throws(SQLiteError) {
         let sql = switch jobs.count {
         case 1: Self.insertOne
@@ -146,17 +143,20 @@ public final class JobStore {
         default: Self.insertSQL(rows: jobs.count)
         }
         try connection.run(sql) { bind in
-            for (index, job) in jobs.enumerated() {
-                let row = rows[index]
-                bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
-                bind(row.headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
-                bind(job.limit); bind(job.maxRetries); bind(job.bytesDone); bind(job.bytesTotal); bind(now.rawValue)
-                bind(now.rawValue); bind(job.method); bind(row.upload); bind(row.tls); bind(job.key); bind(job.onComplete)
-                bind(job.onFail); bind(destinations[index]); bind(job.umask); bind(job.maxFilesize); bind(job.idempotencyKey)
-                bind(job.retryUnsafe); bind(job.outputDirectory); bind(row.onExists?.rawValue); bind(job.headerCommand)
-                bind(row.network); bind(row.remote)
-            }
+            for index in jobs.indices { Self.bind(jobs[index].fields, rows[index], destinations[index], now: now, to: &bind) }
         }
+    }
+
+    /// One new job's values, in the columns' order of `insertSQL`; the fields read in place.
+    private static func bind(_ job: borrowing Job.Fields, _ row: PreparedJob, _ destination: String?, now: Timestamp,
+                             to bind: inout SQLiteBinder) {
+        bind(job.kind.rawValue); bind(job.state.rawValue); bind(job.stateReason); bind(job.url); bind(job.path)
+        bind(row.headers); bind(job.sha256); bind(job.overwrite); bind(job.priority.rawValue); bind(job.batch)
+        bind(job.limit); bind(job.maxRetries); bind(job.bytesDone); bind(job.bytesTotal); bind(now.rawValue)
+        bind(now.rawValue); bind(job.method); bind(row.upload); bind(row.tls); bind(job.key); bind(job.onComplete)
+        bind(job.onFail); bind(destination); bind(job.umask); bind(job.maxFilesize); bind(job.idempotencyKey)
+        bind(job.retryUnsafe); bind(job.outputDirectory); bind(row.onExists?.rawValue); bind(job.headerCommand)
+        bind(row.network); bind(row.remote)
     }
 
     /// The statement of `insertRows` for `rows` rows; those of one row and of a whole block made
