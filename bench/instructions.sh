@@ -57,7 +57,7 @@ stage "loop: answers from other threads" 'specialized closure #1 in LoopInbox.in
 stage "loop: the decision core" 'SchedulerCore.handle(_:now:)'
 stage "loop: response heads parsed" 'ResponseHeadParser.consume(_:)'
 stage "store: its queue (SQLite, records)" 'StoreQueue.drain(window:)'
-stage "store: the batch's jobs inserted" 'JobStore.insert(_:maxRetries:resume:upload:bytesTotal:key:now:)'
+stage "store: the batch's jobs queued" 'BatchQueueing.queue(_:checks:defaultRetries:in:)'
 stage "store: attempts recorded as begun" 'AttemptPreparation.record(_:in:)'
 stage "store: state changes recorded" 'StateRecord.write(to:)'
 stage "files: partial files opened" 'static AttemptPreparation.open(_:)'
