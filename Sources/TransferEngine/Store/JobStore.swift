@@ -78,7 +78,7 @@ public final class JobStore {
                 }
             }
             do {
-                try insertRows([Job(job)], [row], destinations: [claimed], now: now)
+                try connection.run(Self.insertOne) { bind in Self.bind(job, row, claimed, now: now, to: &bind) }
             } catch let error as SQLiteError where error.code == .constraintUnique {
                 guard let claimed, let wanted = job.path, let owner = try owner(of: claimed, other: nil) else { throw error }
                 throw DestinationRefusal.taken(path: wanted, owner: owner)
