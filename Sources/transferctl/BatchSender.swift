@@ -92,7 +92,7 @@ enum BatchSender {
         } else {
             context.print(String(result.batch))
             let skipped = result.skipped > 0 ? ", \(result.skipped) skipped (already there or unchanged)" : ""
-            Context.note("batch \(result.batch) (\(result.name)): \(result.jobs) jobs queued\(skipped)")
+            Context.note("batch \(result.batch) (\(result.name)): \(result.jobs) job\(result.jobs == 1 ? "" : "s") queued\(skipped)")
         }
     }
 }

@@ -4,12 +4,17 @@ import TransferEngine
 /// with `Context.print`, which escapes what the job's text holds (`TerminalText`).
 enum JobFormatter {
     /// A resumable job's protocol, its settings, and where an unfinished upload stands.
-    static func remoteText(_ remote: RemoteOptions, _ job: Job) -> String {
+    static func remoteText(_ remote: RemoteOptions, _ job: Job, session: UploadSession? = nil) -> String {
         var parts: [String] = [remote.kind == .tus ? "tus 1.0" : "S3"]
         if let endpoint = remote.endpoint { parts.append("endpoint \(endpoint)") }
         if let region = remote.region { parts.append("region \(region)") }
         if let profile = remote.profile { parts.append("profile \(profile)") }
-        if let chunk = remote.chunkSize { parts.append("\(remote.kind == .tus ? "chunks" : "parts") of \(ByteCount.describe(chunk))") }
+        if let chunk = session?.chunkSize {
+            parts.append("chunks of \(ByteCount.describe(chunk)) (the server refused larger ones: HTTP 413)")
+        } else if let chunk = remote.chunkSize {
+            parts.append("\(remote.kind == .tus ? "chunks" : "parts") of \(ByteCount.describe(chunk))")
+        }
+        if session?.terminates == false { parts.append("the server offers no termination: a cancel leaves the upload to expire") }
         var text = parts.joined(separator: ", ")
         if job.kind == .upload, !job.state.isFinal, job.bytesDone > 0 {
             text += "; continues from byte \(job.bytesDone), as the server reports"
@@ -50,7 +55,8 @@ enum JobFormatter {
         }
     }
 
-    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil) -> [String] {
+    static func detail(_ job: Job, attempts: [AttemptRecord], response: UploadResponse? = nil,
+                       session: UploadSession? = nil) -> [String] {
         var lines = ["job \(job.id) (\(job.kind.rawValue))"]
         func field(_ name: String, _ value: String?) {
             guard let value else { return }
@@ -74,7 +80,7 @@ enum JobFormatter {
         field("progress", job.bytesTotal.map { total in
             "\(ByteCount.describe(job.bytesDone)) of \(ByteCount.describe(total)) (\(percent(job.bytesDone, of: total))%)"
         } ?? ByteCount.describe(job.bytesDone))
-        if let remote = job.remote { field("protocol", remoteText(remote, job)) }
+        if let remote = job.remote { field("protocol", remoteText(remote, job, session: session)) }
         field("attempts", "\(job.attempts) (up to \(job.maxRetries) retries)")
         field("http", job.httpStatus.map(String.init))
         field("error", job.error.map { "\($0.code): \($0.message)" })
@@ -93,7 +99,8 @@ enum JobFormatter {
         field("priority", job.priority.rawValue)
         field("created", job.createdAt.iso8601)
         field("finished", job.finishedAt?.iso8601)
-        if job.kind == .upload, !job.state.hasEnded {
+        // A tus or S3 upload continues from what its server holds (the protocol line says so).
+        if job.kind == .upload, job.remote == nil, !job.state.hasEnded {
             lines.append("  note:      an upload sends its body from the first byte again after a pause or an interruption")
         }
         if !attempts.isEmpty {

@@ -37,9 +37,10 @@ struct ShowCommand: Subcommand {
         let attempts = response.attempts ?? []
         if context.json {
             context.printJSON(JobDetail(job: job, attempts: attempts, response: response.response,
-                                        hookRuns: response.hookRuns ?? []))
+                                        hookRuns: response.hookRuns ?? [], uploadSession: response.uploadSession))
         } else {
-            context.print(lines: JobFormatter.detail(job, attempts: attempts, response: response.response))
+            context.print(lines: JobFormatter.detail(job, attempts: attempts, response: response.response,
+                                                     session: response.uploadSession))
             for run in response.hookRuns ?? [] {
                 context.print("  hook on-\(run.event) at \(run.startedAt.iso8601): \(run.result.summary)")
             }
@@ -54,6 +55,7 @@ struct JobDetail: Encodable {
     var attempts: [AttemptRecord]
     var response: UploadResponse?
     var hookRuns: [HookRun]
+    var uploadSession: UploadSession?
 
     func encode(to encoder: Encoder) throws {
         try job.encode(to: encoder)
@@ -61,7 +63,8 @@ struct JobDetail: Encodable {
         try container.encode(attempts, forKey: .attemptLog)
         try container.encode(hookRuns, forKey: .hookRuns)
         if job.kind == .upload { try container.encode(response, forKey: .response) }
+        if job.remote != nil { try container.encode(uploadSession, forKey: .uploadSession) }
     }
 
-    private enum Key: String, CodingKey { case attemptLog, response, hookRuns }
+    private enum Key: String, CodingKey { case attemptLog, response, hookRuns, uploadSession }
 }

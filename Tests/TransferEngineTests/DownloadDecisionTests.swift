@@ -33,6 +33,36 @@ import Testing
         }
     }
 
+    /// rclone serve s3 answers a ranged GET with 200, the range's Content-Range and its length:
+    /// taken as the whole entity, a 1000-byte file would complete at 900.
+    @Test func okWithThePartOfARangeIsAContradictionNotAWholeEntity() {
+        let tail = head(200, ["content-range": "bytes 100-999/1000", "content-length": "900", "etag": "\"abc\""])
+        guard case .startOver(let reason) = DownloadDecision.decide(tail, offset: 100, resume: partial) else {
+            Issue.record("a 200 carrying part of the entity was taken for the whole"); return
+        }
+        #expect(reason.contains("contradicts itself") && reason.contains("bytes 100-999/1000"))
+        // From byte 0, the same server's Content-Range names the whole entity: that is one.
+        let whole = head(200, ["content-range": "bytes 0-999/1000", "content-length": "1000", "etag": "\"abc\""])
+        #expect(DownloadDecision.decide(whole, offset: 0, resume: ResumeState(partialPath: "/tmp/p"))
+                == .writeFromStart(validators: Validators(etag: "\"abc\""), total: 1000))
+    }
+
+    @Test func theSameEntityWithAnotherLengthIsAContradiction() {
+        // 200 (ranges ignored) with our strong ETag but another length than it had.
+        let shorter = head(200, ["etag": "\"abc\"", "content-length": "600"])
+        guard case .startOver = DownloadDecision.decide(shorter, offset: 100, resume: partial) else {
+            Issue.record("the same ETag with another length was believed"); return
+        }
+        let total = head(206, ["content-range": "bytes 100-599/600", "etag": "\"abc\""])
+        guard case .startOver = DownloadDecision.decide(total, offset: 100, resume: partial) else {
+            Issue.record("a Content-Range total other than the entity's was appended"); return
+        }
+        let body = head(206, ["content-range": "bytes 100-999/1000", "content-length": "10", "etag": "\"abc\""])
+        guard case .startOver = DownloadDecision.decide(body, offset: 100, resume: partial) else {
+            Issue.record("a body shorter than its Content-Range was appended"); return
+        }
+    }
+
     @Test func okReplacesWhatWeHadWithTheNewEntity() {
         let decision = DownloadDecision.decide(head(200, ["etag": "\"new\"", "content-length": "500"]), offset: 100, resume: partial)
         #expect(decision == .writeFromStart(validators: Validators(etag: "\"new\""), total: 500))

@@ -27,8 +27,10 @@ extension CommandService {
         scheduler.details(of: id) { result in
             switch result {
             case .success(let details):
-                reply(ControlResponse(job: details.job, attempts: details.attempts, response: details.response,
-                                      hookRuns: details.hookRuns))
+                var response = ControlResponse(job: details.job, attempts: details.attempts, response: details.response,
+                                               hookRuns: details.hookRuns)
+                response.uploadSession = details.session.map(Redaction.session)
+                reply(response)
             case .failure(let refusal):
                 reply(Self.failure(refusal, doing: "cannot read job \(id)"))
             }

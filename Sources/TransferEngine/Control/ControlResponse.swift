@@ -32,6 +32,9 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     public var staged: Int?
     /// `backup-plan`: one decision per entry, in their order.
     public var plan: [BackupDecision]?
+    /// `show` of a resumable upload: what its server knows it by (the URL redacted), and what
+    /// the server made of its settings (a smaller tus chunk, no termination).
+    public var uploadSession: UploadSession?
     /// `show`, `batch-show`: the completion hooks that ran.
     public var hookRuns: [HookRun]?
     /// `prune`: how many jobs were deleted.

@@ -34,8 +34,29 @@ public enum DownloadDecision: Equatable, Sendable {
             if let ours = resume.validators.etag, let theirs = head.etag, ours != theirs {
                 return .startOver(reason: "the ETag changed from \(ours) to \(theirs)")
             }
+            // The same entity with another length, or a body that is not the range it names: the
+            // answer contradicts itself, and appending it could complete the file at a wrong size.
+            if let known = resume.bytesTotal, let total = range.total, known != total {
+                return .startOver(reason: "the server's answer contradicts itself: the entity was \(known) bytes, "
+                    + "its Content-Range now says \(total)")
+            }
+            if let last = range.last, let length = head.contentLength, !head.isContentEncoded, length != last - first + 1 {
+                return .startOver(reason: "the server's answer contradicts itself: Content-Range bytes \(first)-\(last) "
+                    + "with Content-Length \(length)")
+            }
             return .append(total: range.total ?? resume.bytesTotal)
         case 200..<300:
+            // A whole entity carries no Content-Range, or one that names all of it (rclone serve s3
+            // answers a range with 200 and the range's bytes: a tail taken for the whole).
+            if let range = head.contentRange, !range.coversWhole(length: head.isContentEncoded ? nil : head.contentLength) {
+                return .startOver(reason: "the server's answer contradicts itself: HTTP \(head.status) (the whole entity) "
+                    + "with Content-Range \(range.description)")
+            }
+            if offset > 0, let ours = resume.validators.etag, ours == head.etag, !ours.hasPrefix("W/"),
+               let known = resume.bytesTotal, let length = head.contentLength, !head.isContentEncoded, length != known {
+                return .startOver(reason: "the server's answer contradicts itself: the entity \(ours) was \(known) bytes, "
+                    + "now \(length)")
+            }
             return .writeFromStart(validators: head.validators, total: head.contentLength)
         case 300..<400 where head.location != nil:
             return followingRedirects ? .ignore : .redirect

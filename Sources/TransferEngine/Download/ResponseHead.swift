@@ -132,6 +132,18 @@ public struct ContentRange: Equatable, Sendable {
         self.total = total
     }
 
+    /// `bytes 0-(T-1)/T` (with a body of `length` bytes, when known): the whole entity.
+    func coversWhole(length: Int64?) -> Bool {
+        guard first == 0, let last, let total, last == total - 1 else { return false }
+        return length == nil || length == total
+    }
+
+    /// As the header writes it: `bytes 10-19/100`, `bytes */100`.
+    public var description: String {
+        let span = first.flatMap { first in last.map { "\(first)-\($0)" } } ?? "*"
+        return "bytes \(span)/\(total.map(String.init) ?? "*")"
+    }
+
     public init?(_ text: String) {
         let trimmed = text.trimmingSpaces
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }

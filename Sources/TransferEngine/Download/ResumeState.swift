@@ -98,7 +98,9 @@ public enum StartOverReason: String, Codable, Equatable, Sendable {
 
     public var message: String {
         switch self {
-        case .noValidator: "the server gave no ETag or Last-Modified to resume against"
+        case .noValidator:
+            "the server gave no ETag or Last-Modified to resume against (without one, every interrupted "
+                + "download from it starts again from byte 0: a resume could mix two versions)"
         case .replaced: "the partial file was deleted or replaced while the job was not running"
         case .shortened: "the partial file is shorter than the bytes recorded"
         case .changed: "the partial file was changed by another program while the job was not running"

@@ -4,4 +4,6 @@ struct JobDetails {
     var attempts: [AttemptRecord]
     var response: UploadResponse?
     var hookRuns: [HookRun]
+    /// A resumable upload's session with its server, while one is recorded.
+    var session: UploadSession?
 }

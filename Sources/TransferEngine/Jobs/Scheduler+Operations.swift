@@ -73,7 +73,9 @@ extension Scheduler {
     /// One job with its attempts, its upload's answer and its hooks, all from one record.
     func details(of id: JobID, done: @escaping (Result<JobDetails, CommandRefusal>) -> Void) {
         read({ store in
-            try store.job(id).map { ($0, try store.attempts(id), try store.response(id), try store.hookRuns(job: id)) }
+            try store.job(id).map {
+                ($0, try store.attempts(id), try store.response(id), try store.hookRuns(job: id), try store.uploadSession(id)?.session)
+            }
         }) { [unowned self] result in
             if core.ending[id] != nil {
                 // It ended in memory after (or before) this read: answer from the record of its end.
@@ -81,8 +83,9 @@ extension Scheduler {
                 return
             }
             switch result {
-            case .success(.some(let (job, attempts, response, hookRuns))):
-                done(.success(JobDetails(job: current(job), attempts: attempts, response: response, hookRuns: hookRuns)))
+            case .success(.some(let (job, attempts, response, hookRuns, session))):
+                done(.success(JobDetails(job: current(job), attempts: attempts, response: response, hookRuns: hookRuns,
+                                         session: session)))
             case .success(.none):
                 done(.failure(.unknownJob(id)))
             case .failure(let error):

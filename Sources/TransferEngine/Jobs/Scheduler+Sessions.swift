@@ -181,6 +181,13 @@ extension Scheduler {
             }
             inbox.post { scheduler in
                 for (job, request, signing) in requests {
+                    if job.remote?.kind == .tus, request == nil {
+                        // Said once, then forgotten: asking at every start would never get further.
+                        scheduler.logger.info("job \(job.id): the tus server offers no termination (Tus-Extension); "
+                            + "the unfinished upload stays there until the server expires it")
+                        scheduler.forgetSession(of: job.id)
+                        continue
+                    }
                     guard let request else {
                         scheduler.logger.warn("job \(job.id): cannot ask the server to discard the upload (no credentials?); asked again at the next start")
                         continue

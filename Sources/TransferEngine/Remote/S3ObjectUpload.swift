@@ -20,6 +20,11 @@ struct S3ObjectUpload: SessionMachine {
     private var inFlight: [Int: Int64] = [:]
     private var state = State.idle
     private var listed: [UploadedPart] = []
+    /// Where the part list's last page ended: each next page must start past it.
+    private var listedUpTo = 0
+    /// The parts recorded before this attempt, by number: what ListParts does not say of
+    /// them (SeaweedFS lists no checksums) is taken from here.
+    private let recordedParts: [Int: UploadedPart]
     private var restarts = 0
 
     private enum State: Equatable {
@@ -38,6 +43,7 @@ struct S3ObjectUpload: SessionMachine {
         plan = try S3PartPlan(fileSize: size, requestedPartSize: recorded?.partSize ?? partSize)
         self.session = recorded
         if recorded != nil { for part in parts { self.parts[part.number] = part } }
+        recordedParts = self.parts
     }
 
     var serverBytes: Int64 {
@@ -67,25 +73,37 @@ struct S3ObjectUpload: SessionMachine {
                 let id = try S3XML.uploadId(response.body)
                 session = UploadSession(uploadID: id, partSize: plan.partSize)
             } catch {
-                return .fail(.protocolViolation("S3 created the multipart upload without a readable UploadId: \(error.message)"))
+                // Not retried: every try would leave another upload on the server that no one can abort.
+                return .fail(.unusableAnswer("S3 answered CreateMultipartUpload without a readable UploadId "
+                    + "(\(error.message)); an upload it may have made is left for its lifecycle rules"))
             }
             parts = [:]
             state = .recordingSession
             return .record(.session(session))
         case .listing:
-            if isGone(response) { return forget() }
+            // Gone, but every part was held: an earlier Complete may have taken effect.
+            if isGone(response) { return holdsEveryPart ? verify() : forget() }
             guard ok else { return .fail(failure(response)) }
             let page: S3PartsPage
             do { page = try S3XML.partsPage(response.body) } catch {
                 return .fail(.protocolViolation("S3's part list cannot be read: \(error.message)"))
             }
-            // Only parts the plan would send are kept: a part of another size is sent again.
-            for part in page.parts where plan.range(ofPart: part.number)?.count64 == part.size {
-                listed.append(UploadedPart(number: part.number, etag: part.etag, size: part.size, checksum: part.checksumCRC32))
+            for part in page.parts where part.number > listedUpTo {
+                if let kept = kept(part) { listed.append(kept) }
             }
-            if page.isTruncated, let marker = page.nextPartNumberMarker { return list(after: marker) }
+            // Past the plan's last part there is nothing more to learn.
+            if page.isTruncated, let marker = page.nextPartNumberMarker, marker < plan.partCount {
+                // A page must move the list forward (botocore stops the same way): else it never ends.
+                guard marker > listedUpTo else {
+                    return .fail(.protocolViolation("S3's part list does not move forward (the next page "
+                        + "starts after part \(marker) again)"))
+                }
+                listedUpTo = marker
+                return list(after: marker)
+            }
             parts = Dictionary(listed.map { ($0.number, $0) }, uniquingKeysWith: { $1 })
             listed = []
+            listedUpTo = 0
             state = .recordingParts
             return .record(.parts(parts.values.sorted { $0.number < $1.number }, serverBytes: serverBytes))
         case .sending:
@@ -134,6 +152,22 @@ struct S3ObjectUpload: SessionMachine {
         case .forgetting: return create()
         default: return .fail(.protocolViolation("a record the S3 upload did not ask for"))
         }
+    }
+
+    /// A listed part to keep, with what Complete must name of it: its checksum as listed, or
+    /// as recorded when it was acknowledged (the same ETag). A part of another size than the
+    /// plan's, or one whose checksum neither says, is sent again: Complete names every part
+    /// the same way (SeaweedFS refuses a list where some parts carry a checksum and others not).
+    private func kept(_ part: S3Part) -> UploadedPart? {
+        guard plan.range(ofPart: part.number)?.count64 == part.size else { return nil }
+        let recorded = recordedParts[part.number].flatMap { $0.etag == part.etag ? $0.checksum : nil }
+        guard let checksum = part.checksumCRC32 ?? recorded else { return nil }
+        return UploadedPart(number: part.number, etag: part.etag, size: part.size, checksum: checksum)
+    }
+
+    /// Every part of the plan was acknowledged before this attempt.
+    private var holdsEveryPart: Bool {
+        plan.partCount > 0 && (1...plan.partCount).allSatisfy { recordedParts[$0] != nil }
     }
 
     /// AbortMultipartUpload of a recorded upload (a cancel).

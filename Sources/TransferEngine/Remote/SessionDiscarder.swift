@@ -1,7 +1,8 @@
 /// Tells servers to discard the unfinished uploads of cancelled jobs (tus termination: DELETE;
 /// S3: AbortMultipartUpload), on the loop's curl multi like every transfer. The session stays
-/// recorded until the server has answered that it is gone (a 2xx, 404 or 410); a server that
-/// cannot be reached is asked again when the daemon next starts. Thread: the loop thread.
+/// recorded until the server has answered that it is gone (a 2xx, 404 or 410) or that it never
+/// will discard it (`refusesForGood`: said once in the log); a server that cannot be reached,
+/// or fails, is asked again when the daemon next starts. Thread: the loop thread.
 final class SessionDiscarder {
     private let multi: CurlMulti
     private let logger: Logger
@@ -35,6 +36,11 @@ final class SessionDiscarder {
         }
     }
 
+    /// A refusal another try will not change: a 4xx other than 408 and 429, or 501.
+    static func refusesForGood(_ status: Int) -> Bool {
+        ((400..<500).contains(status) && status != 408 && status != 429) || status == 501
+    }
+
     /// A request of the multi ended; returns false when it was not one of ours.
     func ended(_ easy: CurlEasy, _ code: CurlCode) -> Bool {
         guard let pending = jobsByEasy.removeValue(forKey: ObjectIdentifier(easy)) else { return false }
@@ -46,6 +52,11 @@ final class SessionDiscarder {
         let status = easy.responseCode
         if (200..<300).contains(status) || status == 404 || status == 410 {
             logger.info("job \(pending.id): the server discarded the upload (HTTP \(status))")
+            forget(pending.id)
+        } else if Self.refusesForGood(status) {
+            // A server without termination (405, 501) or that forbids it answers the same at every start.
+            logger.warn("job \(pending.id): the server refused to discard the upload at \(shown) (HTTP \(status)); "
+                + "it stays there until the server expires it, and is not asked again")
             forget(pending.id)
         } else {
             logger.info("job \(pending.id): discarding the upload at \(shown) was answered HTTP \(status); asked again at the next start")

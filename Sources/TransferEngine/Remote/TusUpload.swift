@@ -1,20 +1,26 @@
 import FoundationEssentials
 
 /// A tus 1.0 upload's attempt (tus.io, core + creation + termination + expiration): continues
-/// the recorded upload from the offset the server reports (HEAD), or creates one (POST with
+/// the recorded upload from the offset the server reports (HEAD), or asks the server what it
+/// offers (OPTIONS: `Tus-Extension`, `Tus-Max-Size`, when it answers), creates one (POST with
 /// `Upload-Length` and `Upload-Metadata`) and records its URL before the first byte is sent;
 /// then PATCHes chunks from that offset, recording each new offset. A 409 (offsets disagree)
 /// asks the server again; an upload the server no longer has (404, 410) is forgotten and a new
-/// one started. Thread: a value, driven on the loop thread.
+/// one started; a chunk refused as too large (413) is halved, down to `minimumChunk`, and the
+/// size kept with the upload. An offset must move forward within what the PATCH sent.
+/// Thread: a value, driven on the loop thread.
 struct TusUpload: SessionMachine {
     static let version = "Tus-Resumable: 1.0.0"
-    /// Consecutive answers that send the machine back (409s, vanished uploads) before the
-    /// attempt fails and the job's retry policy takes over.
+    /// Consecutive answers that send the machine back (409s, vanished uploads, PATCHes the
+    /// server took nothing of) before the attempt fails and the job's retry policy takes over.
     static let maxDetours = 3
 
     let creationURL: String
     let size: Int64
-    let chunk: Int64
+    /// The chunk the job asked for; a server's 413 makes the upload's own smaller.
+    private(set) var chunk: Int64
+    /// `--chunk-size`, if given.
+    private let jobChunk: Int64?
     /// `filename` and `filetype`, base64 as the creation extension wants them (some servers,
     /// tuspyserver among them, require both).
     let metadata: String
@@ -23,27 +29,44 @@ struct TusUpload: SessionMachine {
     private var state = State.idle
     private var detours = 0
 
+    /// What the server's OPTIONS offered, kept with the upload it creates.
+    private var terminates: Bool?
+
     private enum State: Equatable {
-        case idle, creating, locating, recordingSession, forgetting, recordingOffset, done
+        case idle, discovering, creating, locating, recordingSession, forgetting, recordingOffset, done
         case sending(Range<Int64>)
     }
 
     init(creationURL: String, size: Int64, filename: String, filetype: String, chunk: Int64?, session: UploadSession?) {
         self.creationURL = creationURL
         self.size = size
-        self.chunk = max(RemoteOptions.minimumChunk, chunk ?? RemoteOptions.defaultTusChunk)
+        let recorded = session?.url == nil ? nil : session
+        jobChunk = chunk
+        self.chunk = max(RemoteOptions.minimumChunk, recorded?.chunkSize ?? chunk ?? RemoteOptions.defaultTusChunk)
         metadata = "filename \(Self.base64(filename)),filetype \(Self.base64(filetype))"
-        self.session = session?.url == nil ? nil : session
+        self.session = recorded
     }
 
     mutating func start() -> SessionAction {
-        guard let url = session?.url else { return create() }
+        guard let url = session?.url else { return discover() }
         state = .locating
         return .send(SessionRequest(method: "HEAD", url: url, headers: [Self.version]))
     }
 
     mutating func answered(_ response: SessionResponse, to request: SessionRequest) -> SessionAction {
         switch state {
+        case .discovering:
+            // Optional for a server (and some answer it only with CORS headers): what it says, it is held to.
+            if (200..<300).contains(response.status) {
+                if let extensions = response.fields["tus-extension"] {
+                    terminates = extensions.split(separator: ",").contains { String($0).trimmingSpaces.lowercased() == "termination" }
+                }
+                if let text = response.fields["tus-max-size"], let limit = Int64(text.trimmingSpaces), limit >= 0, size > limit {
+                    return .fail(.serverLimit("the tus server takes uploads of at most \(limit) bytes (Tus-Max-Size); "
+                        + "this file is \(size)"))
+                }
+            }
+            return create()
         case .creating:
             guard response.status == 201 else { return .fail(.httpStatus(response.status)) }
             guard let location = response.fields["location"], let url = Self.resolve(location, against: creationURL) else {
@@ -53,7 +76,7 @@ struct TusUpload: SessionMachine {
                 return .fail(.protocolViolation("the tus server put the upload at another origin (\(Redaction.url(url))); "
                     + "transferd sends a job's headers only to the origin it was given"))
             }
-            session = UploadSession(url: url)
+            session = UploadSession(url: url, chunkSize: chunk == requestedChunk ? nil : chunk, terminates: terminates)
             serverBytes = 0
             state = .recordingSession
             return .record(.session(session))
@@ -68,10 +91,18 @@ struct TusUpload: SessionMachine {
         case .sending(let range):
             if response.status == 409 { return detour { $0.start() } }
             if Self.isGone(response.status) { return forget() }
+            if response.status == 413 { return shrink() }
             guard (200..<300).contains(response.status) else { return .fail(.httpStatus(response.status)) }
             guard let offset = offset(response), offset >= range.lowerBound else {
                 return .fail(.protocolViolation("the tus server's PATCH answer has no valid Upload-Offset"))
             }
+            // Never more than this PATCH sent: a server that says so would have the job complete unsent.
+            guard offset <= range.upperBound else {
+                return .fail(.protocolViolation("the tus server reports offset \(offset) after a PATCH that ended at "
+                    + "byte \(range.upperBound)"))
+            }
+            // A PATCH the server took nothing of is sent again a few times, not forever.
+            if offset == range.lowerBound, !range.isEmpty { return detour { $0.next() } }
             detours = 0
             serverBytes = offset
             state = .recordingOffset
@@ -89,12 +120,33 @@ struct TusUpload: SessionMachine {
         }
     }
 
-    /// The termination of a recorded upload (a cancel).
+    /// The termination of a recorded upload (a cancel); nil where the server said it offers none.
     static func discard(_ session: UploadSession) -> SessionRequest? {
-        session.url.map { SessionRequest(method: "DELETE", url: $0, headers: [version]) }
+        guard session.terminates != false else { return nil }
+        return session.url.map { SessionRequest(method: "DELETE", url: $0, headers: [version]) }
     }
 
     // MARK: Steps
+
+    private mutating func discover() -> SessionAction {
+        state = .discovering
+        return .send(SessionRequest(method: "OPTIONS", url: creationURL, headers: [Self.version]))
+    }
+
+    /// The chunk the job's options make, before any 413.
+    private var requestedChunk: Int64 { max(RemoteOptions.minimumChunk, jobChunk ?? RemoteOptions.defaultTusChunk) }
+
+    /// 413: the chunk is halved (down to `minimumChunk`) and kept with the upload, then sent again.
+    private mutating func shrink() -> SessionAction {
+        guard chunk > RemoteOptions.minimumChunk else {
+            return .fail(.serverLimit("the tus server refuses PATCHes of \(ByteCount.describe(chunk)) (HTTP 413), "
+                + "the smallest chunk transferd sends"))
+        }
+        chunk = max(RemoteOptions.minimumChunk, chunk / 2)
+        session?.chunkSize = chunk
+        state = .recordingSession
+        return .record(.session(session))
+    }
 
     private mutating func create() -> SessionAction {
         state = .creating

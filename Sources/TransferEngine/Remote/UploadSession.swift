@@ -8,11 +8,19 @@ public struct UploadSession: Codable, Equatable, Sendable {
     public var uploadID: String?
     /// S3: the size of every part but the last, fixed when the upload is created.
     public var partSize: Int64?
+    /// tus: the chunk this upload's server accepts, when it refused a larger one (HTTP 413).
+    public var chunkSize: Int64?
+    /// tus: whether the server offers termination (`Tus-Extension` in its OPTIONS answer); nil
+    /// when it did not say. A cancel sends no DELETE where it is false.
+    public var terminates: Bool?
 
-    public init(url: String? = nil, uploadID: String? = nil, partSize: Int64? = nil) {
+    public init(url: String? = nil, uploadID: String? = nil, partSize: Int64? = nil, chunkSize: Int64? = nil,
+                terminates: Bool? = nil) {
         self.url = url
         self.uploadID = uploadID
         self.partSize = partSize
+        self.chunkSize = chunkSize
+        self.terminates = terminates
     }
 }
 

@@ -19,7 +19,7 @@ public struct RetryPolicy: Sendable {
         case .httpStatus(let status), .collection(_, let status): Self.retryableStatuses.contains(status)
         case .s3(let failure): failure.isRetried
         case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .request,
-             .local, .busy, .notRegularFile, .tooLarge, .timedOut, .auth, .credentials: false
+             .local, .busy, .notRegularFile, .tooLarge, .timedOut, .auth, .credentials, .unusableAnswer, .serverLimit: false
         }
     }
 

@@ -72,7 +72,9 @@ public struct S3Failure: Equatable, Sendable {
     private var hint: String {
         switch code {
         case .signatureDoesNotMatch?:
-            "the request signature does not match: check the secret access key that goes with the access key id"
+            "the request signature does not match: check the secret access key that goes with the access key id "
+                + "(if it is right, the server computes this request's signature differently: some S3-compatible "
+                + "servers do for keys with characters outside ASCII)"
         case .invalidAccessKeyId?:
             "the access key id is unknown to this server: check AWS_ACCESS_KEY_ID or the profile's aws_access_key_id, and the endpoint"
         case .accessDenied?: "access denied: check the permissions of these credentials on the bucket and key"
@@ -100,7 +102,8 @@ public struct S3Failure: Equatable, Sendable {
     }
 
     private static func oneLine(_ text: String) -> String? {
-        let line = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }).filter { !$0.isASCII || ($0.asciiValue! >= 0x20 && $0.asciiValue! != 0x7F) }
+        // Other control characters stay, for every output to show escaped (`\x1b`), not to drop.
+        let line = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
         guard !line.isEmpty else { return nil }
         return line.count > 200 ? String(line.prefix(200)) + "…" : line
     }

@@ -1,8 +1,11 @@
 /// Reads the few S3 answers a multipart upload needs, and writes the one body it sends
-/// (CompleteMultipartUpload). Each reader takes the whole body (at most
-/// `maximumDocumentBytes`), checks the root element, and throws `S3XMLError` for anything it
-/// cannot trust; none traps. Namespaces (`xmlns=…`, prefixes) and whitespace do not matter;
-/// elements it does not know are skipped. Pure. Thread: any.
+/// (CompleteMultipartUpload). One rule for every answer: a document whose root is `Error` is
+/// the server's error; any other root is read for the fields the request needs (S3's stores
+/// name their roots differently: `InitiateMultipartUpload` for `…Result`, `…Response` for
+/// `…Result`), and only a missing or invalid field is refused. Each reader takes the whole body
+/// (at most `maximumDocumentBytes`) and throws `S3XMLError` for anything it cannot trust; none
+/// traps. Namespaces (`xmlns=…`, prefixes) and whitespace do not matter; elements it does not
+/// know are skipped. Pure. Thread: any.
 public enum S3XML {
     /// The largest answer read: a page of 1,000 parts or uploads is well under 1 MiB.
     public static let maximumDocumentBytes = 8 << 20
@@ -10,10 +13,10 @@ public enum S3XML {
     /// The `UploadId` of an `InitiateMultipartUploadResult` (CreateMultipartUpload's answer).
     public static func uploadId(_ body: [UInt8]) throws(S3XMLError) -> String {
         var uploadId: String?
-        try S3XMLReader(body).walk(root: "InitiateMultipartUploadResult") { event, depth throws(S3XMLError) in
+        let root = try answer(body) { event, depth throws(S3XMLError) in
             if case .close("UploadId", let text) = event, depth == 2 { uploadId = text }
         }
-        guard let uploadId, !uploadId.isEmpty else { throw .missingField("UploadId", in: "InitiateMultipartUploadResult") }
+        guard let uploadId, !uploadId.isEmpty else { throw .missingField("UploadId", in: root) }
         try checkUploadId(uploadId)
         return uploadId
     }
@@ -23,8 +26,7 @@ public enum S3XML {
     public static func partsPage(_ body: [UInt8]) throws(S3XMLError) -> S3PartsPage {
         var page = S3PartsPage(parts: [], isTruncated: false, nextPartNumberMarker: nil)
         var part: (number: Int?, etag: String?, size: Int64?, checksum: String?)?
-        // moto (like older S3-compatible servers) names the answer `ListPartsResponse`.
-        try S3XMLReader(body).walk(root: "ListPartsResult", or: "ListPartsResponse") { event, depth throws(S3XMLError) in
+        let root = try answer(body) { event, depth throws(S3XMLError) in
             switch (event, depth) {
             case (.open("Part"), 2): part = (nil, nil, nil, nil)
             case (.close("PartNumber", let text), 3) where part != nil:
@@ -47,7 +49,7 @@ public enum S3XML {
             }
         }
         if page.isTruncated, page.nextPartNumberMarker == nil {
-            throw .missingField("NextPartNumberMarker", in: "ListPartsResult")
+            throw .missingField("NextPartNumberMarker", in: root)
         }
         return page
     }
@@ -70,16 +72,30 @@ public enum S3XML {
         return S3ErrorBody(code: S3ErrorCode(code), message: message, requestId: requestId)
     }
 
-    /// A CompleteMultipartUpload answer, which may be an `<Error>` even with status 200.
+    /// A CompleteMultipartUpload answer, which may be an `<Error>` even with status 200. Any
+    /// other root with an `ETag` is the completed object (moto 5.2.1 names it
+    /// `CompleteMultipartUploadResponse`).
     public static func completion(_ body: [UInt8]) throws(S3XMLError) -> S3Completion {
         var etag: String?
-        let root = try S3XMLReader(body).walk(root: nil) { event, depth throws(S3XMLError) in
-            if case .close("ETag", let text) = event, depth == 2 { etag = text }
+        let root: String
+        do {
+            root = try answer(body) { event, depth throws(S3XMLError) in
+                if case .close("ETag", let text) = event, depth == 2 { etag = text }
+            }
+        } catch .errorDocument {
+            return .failed(try error(body))
         }
-        switch root {
-        case "CompleteMultipartUploadResult": return .completed(etag: etag)
-        case "Error": return .failed(try error(body))
-        default: throw .unexpectedRoot(expected: "CompleteMultipartUploadResult", found: root)
+        // (Without an ETag only a root that names the operation says it completed: an HTML page does not.)
+        guard etag?.isEmpty == false || root.hasPrefix("CompleteMultipartUpload") else { throw .missingField("ETag", in: root) }
+        return .completed(etag: etag)
+    }
+
+    /// Walks an answer that is not an `<Error>` (which throws `.errorDocument`, for the caller
+    /// to read with `error(_:)`); returns its root's name.
+    private static func answer(_ body: [UInt8], _ visit: (S3XMLReader.Event, Int) throws(S3XMLError) -> Void) throws(S3XMLError) -> String {
+        try S3XMLReader(body).walk(root: nil) { event, depth throws(S3XMLError) in
+            if depth == 1, case .open("Error") = event { throw .errorDocument }
+            try visit(event, depth)
         }
     }
 

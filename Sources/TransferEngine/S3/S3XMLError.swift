@@ -24,6 +24,8 @@ public enum S3XMLError: Error, Equatable, Sendable {
     case malformed(Malformation, offset: Int)
     /// The document is another answer than the request's (`found` is its root element).
     case unexpectedRoot(expected: String, found: String)
+    /// The document is an `<Error>` where the request's answer was expected.
+    case errorDocument
     /// `element` has no `field` (or an empty one).
     case missingField(String, in: String)
     /// `field` holds `text`, which is not a number in its range.
@@ -37,6 +39,7 @@ public enum S3XMLError: Error, Equatable, Sendable {
         case .tooLarge(let bytes, let limit): "the S3 answer is \(bytes) bytes, more than the \(limit) read"
         case .malformed(let problem, let offset): "the S3 answer is not well-formed XML: \(problem.rawValue) at byte \(offset)"
         case .unexpectedRoot(let expected, let found): "the S3 answer is <\(Self.shown(found))>, not <\(expected)>"
+        case .errorDocument: "the S3 answer is an <Error>"
         case .missingField(let field, let element): "the S3 answer's <\(element)> has no <\(field)>"
         case .invalidNumber(let text, let field): "the S3 answer's <\(field)> is '\(Self.shown(text))', not a number in range"
         case .invalidValue(let text, let field): "<\(field)> '\(Self.shown(text))' is not allowed"

@@ -51,6 +51,13 @@ public enum Redaction {
         headers.filter { !isSecret(header: $0) }
     }
 
+    /// A session as it may be shown: its URL redacted like any URL.
+    public static func session(_ session: UploadSession) -> UploadSession {
+        var shown = session
+        shown.url = session.url.map(url)
+        return shown
+    }
+
     // MARK: URLs
 
     /// `https://user:pw@host/p?X-Amz-Signature=abc&a=1#token=t` →

@@ -54,6 +54,13 @@ public enum TransferError: Error, Equatable, Sendable {
     /// A resumable upload's server answered outside its protocol (a tus answer without a valid
     /// `Upload-Offset`, offsets that keep disagreeing): retried, as a fault of the moment.
     case protocolViolation(String)
+    /// A server's answer that no other try can mend, and that each try would make worse (an S3
+    /// CreateMultipartUpload answered without a readable UploadId: each retry would leave
+    /// another upload behind): not retried (code `protocol`).
+    case unusableAnswer(String)
+    /// A limit the server announced or enforces that the job cannot meet (tus `Tus-Max-Size`,
+    /// a 413 to the smallest chunk): not retried (code `too_large`).
+    case serverLimit(String)
     /// An S3 job found no credentials (or no usable region) where the daemon looks for them:
     /// not retried (code `auth`).
     case credentials(String)
@@ -76,12 +83,12 @@ public enum TransferError: Error, Equatable, Sendable {
         case .timedOut: "timed_out"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
-        case .tooLarge: "too_large"
+        case .tooLarge, .serverLimit: "too_large"
         case .collection: "collection"
         case .request: "request"
         case .fdShortage: "fd_shortage"
         case .auth: "auth"
-        case .protocolViolation: "protocol"
+        case .protocolViolation, .unusableAnswer: "protocol"
         case .credentials: "auth"
         case .s3(let failure): failure.errorCode
         }
@@ -118,7 +125,7 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot create the collection \(Redaction.url(url)): MKCOL was answered HTTP \(status)"
         case .fdShortage(let what): "\(what) (out of file descriptors; trying again shortly)"
         case .auth(let why): "--header-command \(why)"
-        case .protocolViolation(let what): what
+        case .protocolViolation(let what), .unusableAnswer(let what), .serverLimit(let what): what
         case .credentials(let why): why
         case .s3(let failure): failure.message
         }
@@ -131,7 +138,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .s3(let failure): failure.status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
              .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
-             .auth, .protocolViolation, .credentials: nil
+             .auth, .protocolViolation, .unusableAnswer, .serverLimit, .credentials: nil
         }
     }
 
