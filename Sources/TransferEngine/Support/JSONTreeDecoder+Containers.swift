@@ -63,10 +63,16 @@ struct JSONTreeValueDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(type) }
 
-    /// A plain integer in range; `1.0`, `1e3` or an overflow are `JSONDecoder`'s to judge.
+    /// A plain integer in range; an overflow is `JSONDecoder`'s to judge, and `1.0` or `1e3`
+    /// are refused (`JSONDecoder` would take them).
     private func integer<T: FixedWidthInteger>() throws -> T {
         guard case .number(let text) = tree else { throw mismatch() }
-        guard let value = T(text) else { throw state.leaveToJSONDecoder() }
+        guard let value = T(text) else {
+            if text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) {
+                state.fractionalInteger = text
+            }
+            throw state.leaveToJSONDecoder()
+        }
         return value
     }
 

@@ -16,20 +16,53 @@ public struct JSONTreeDecoder {
     public init() {}
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws -> T {
-        let fast = bytes.withContiguousStorageIfAvailable { buffer in Self.decodeFast(type, UnsafeRawBufferPointer(buffer)) }
+        let state = JSONTreeState()
+        let fast = bytes.withContiguousStorageIfAvailable { buffer in Self.decodeFast(type, UnsafeRawBufferPointer(buffer), state) }
         if let value = fast ?? nil { return value }
+        // `JSONDecoder` would take `1000.0` or `1e3` for an integer: the protocol does not.
+        if let number = state.fractionalInteger {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [], debugDescription: "\(number) is not a whole number, where one is expected"))
+        }
+        // Only `\u0000` makes a NUL (the tree refuses raw control bytes), and a NUL cuts a path,
+        // URL or header short at the C boundary (`evil\u0000/../../y` passed as `evil`).
+        if Self.holdsEscapedNUL(bytes) {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [], debugDescription: "a string holds a NUL character (\\u0000), which no path, URL, header or name may"))
+        }
         return try JSONDecoder().decode(type, from: Data(bytes))
     }
 
+    /// `\u0000` written as an escape (its backslash not itself escaped).
+    static func holdsEscapedNUL(_ bytes: some Collection<UInt8>) -> Bool {
+        let nul = Array("u0000".utf8)
+        var backslashes = 0
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\\") {
+                backslashes += 1
+            } else {
+                if backslashes % 2 == 1, byte == UInt8(ascii: "u"),
+                   bytes[index...].prefix(5).map({ $0 | 0x20 }) == nul.map({ $0 | 0x20 }) {
+                    return true
+                }
+                backslashes = 0
+            }
+            index = bytes.index(after: index)
+        }
+        return false
+    }
+
     /// The value, or nil when `JSONDecoder` must decide.
-    static func decodeFast<T: Decodable>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer) -> T? {
+    static func decodeFast<T: Decodable>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer,
+                                         _ state: JSONTreeState = JSONTreeState()) -> T? {
         var parser = JSONTreeParser(bytes)
-        return parser.document().flatMap { decodeFast(type, tree: $0) }
+        return parser.document().flatMap { decodeFast(type, tree: $0, state) }
     }
 
     /// The value of a document already parsed into `tree`, or nil when `JSONDecoder` must decide.
-    static func decodeFast<T: Decodable>(_ type: T.Type, tree: JSONTree) -> T? {
-        let state = JSONTreeState()
+    static func decodeFast<T: Decodable>(_ type: T.Type, tree: JSONTree, _ state: JSONTreeState = JSONTreeState()) -> T? {
         guard let value = try? JSONTreeValueDecoder(tree, state).unwrap(type), !state.unsupported else { return nil }
         return value
     }
@@ -58,6 +91,8 @@ enum JSONTree {
 /// `init(from:)` went on past it).
 final class JSONTreeState {
     private(set) var unsupported = false
+    /// A number with a fraction or an exponent where an integer is asked for (refused).
+    var fractionalInteger: String?
 
     /// Marks the document as `JSONDecoder`'s and returns the error that stops this decoding.
     func leaveToJSONDecoder() -> DecodingError {
