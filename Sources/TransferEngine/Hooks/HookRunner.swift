@@ -74,9 +74,14 @@ public enum HookRunner {
         return nil
     }
 
+    /// The daemon's own credentials, which it signs S3 requests with: never a hook's (a hook
+    /// that prints its environment would put them into `hook_runs`, which `show` prints).
+    static let daemonCredentials: Set<String> = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                                 "AWS_SECURITY_TOKEN"]
+
     /// `NAME=value` lines (`RawPath`s, so a path that is not UTF-8 reaches the hook as its
-    /// bytes): the daemon's variables in their order, overridden ones replaced in place, new
-    /// ones appended sorted by name.
+    /// bytes): the daemon's variables in their order but its credentials, overridden ones
+    /// replaced in place, new ones appended sorted by name.
     static func environment(overriddenBy overrides: [String: String]) -> [String] {
         var result: [String] = []
         var replaced: Set<String> = []
@@ -85,7 +90,9 @@ public enum HookRunner {
             let line = RawPath.string(cString: pointer)
             if let equals = line.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 let name = String(line[..<equals])
-                if let value = overrides[name] {
+                if Self.daemonCredentials.contains(name) {
+                    // (left out)
+                } else if let value = overrides[name] {
                     if replaced.insert(name).inserted { result.append(name + "=" + value) }
                 } else {
                     result.append(line)

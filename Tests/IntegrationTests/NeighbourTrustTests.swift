@@ -1,0 +1,54 @@
+import Foundation
+import XCTest
+
+/// The second hardening round's neighbours (issue 60): a client that hides a NUL in a string
+/// the daemon hands to C, and a hook that prints its environment where the daemon keeps AWS
+/// credentials. Each attack reproduced as such; each now refused or kept out.
+final class NeighbourTrustTests: IntegrationTestCase {
+    static let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    static let token = "FQoGZXIvYXdzEXAMPLESESSIONTOKEN"
+    override class var daemonEnvironment: [String: String] {
+        ["AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": token]
+    }
+
+    /// `"path": ".../state/evil\u0000/../../y"` passed the state-directory check (C saw
+    /// `state/evil`) and created `state/evil`; headers and URLs were cut the same way.
+    func testANULInAnyStringIsABadRequestAndCreatesNothing() throws {
+        let state = daemon.stateDir.path
+        let lines = [
+            #"{"version":1,"command":"add","job":{"kind":"download","url":"http://127.0.0.1:1/x","path":"\#(state)/evil\u0000/../../y","headers":[],"overwrite":false,"priority":"normal","paused":true}}"#,
+            #"{"version":1,"command":"add","job":{"kind":"download","url":"http://127.0.0.1:1/x\u0000.evil","path":"/tmp/nul-url","headers":[],"overwrite":false,"priority":"normal","paused":true}}"#,
+            #"{"version":1,"command":"add","job":{"kind":"download","url":"http://127.0.0.1:1/x","path":"/tmp/nul-header","headers":["X-A: b\u0000\r\nHost: evil"],"overwrite":false,"priority":"normal","paused":true}}"#,
+            #"{"version":1,"command":"limit","down":1e3}"#,
+            #"{"version":1,"command":"limit","down":1000.0}"#,
+        ]
+        for line in lines {
+            let connection = try UnixSocketConnection(path: daemon.socketPath, timeout: 5)
+            defer { connection.closeConnection() }
+            _ = connection.send(Data((line + "\n").utf8))
+            guard case .line(let answer) = connection.readReply() else { return XCTFail("no answer to \(line)") }
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
+            let error = try XCTUnwrap(object["error"] as? [String: Any], answer)
+            XCTAssertEqual(error["code"] as? String, "bad_request", "\(line) → \(answer)")
+        }
+        XCTAssertFalse(Files.exists(daemon.stateDir.appendingPathComponent("evil")), "nothing made inside the state directory")
+        XCTAssertTrue(try cli.jobs().isEmpty, "no request created a job")
+        let limits = cli.run(["limit", "--json"])
+        XCTAssertFalse(limits.stdout.contains("1000"), "no limit was set: \(limits.stdout)")
+        XCTAssertTrue(daemon.isRunning)
+    }
+
+    /// A hook inherited the daemon's environment: one that prints it put the S3 secret and
+    /// session token into `hook_runs`, which `show --json` prints.
+    func testAHookDoesNotSeeTheDaemonsCredentials() throws {
+        try makeSource("h.bin", size: 1000)
+        let id = try cli.download(nginx.url(.files, "h.bin"), to: destination("h.bin"), ["--on-complete", "env"])
+        try waitCompleted(id)
+        let runs = try cli.awaitJob(id, "a hook run recorded", timeout: 10) { $0.hookRuns.count >= 1 }.hookRuns
+        let shown = cli.run(["show", String(id), "--json"]).stdout
+        XCTAssertTrue(shown.contains("TRANSFERD_JOB_ID"), "the hook's output is recorded: \(runs)")
+        for secret in [Self.secret, Self.token, "AKIAIOSFODNN7EXAMPLE"] {
+            XCTAssertFalse(shown.contains(secret), "the daemon's credential \(secret.prefix(6))… reached a hook")
+        }
+    }
+}
