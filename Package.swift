@@ -42,6 +42,7 @@ let package = Package(
             dependencies: ["transferd", "transferctl"],
             exclude: ["Harness/upload_receiver.py", "Harness/fault_server.py", "Harness/net_server.py",
                       "Harness/s3_server.py", "Harness/s3_client.py", "Harness/tus_server.py",
+                      "Harness/hostile_session_server.py",
                       "Harness/requirements.txt", "Golden"]
         ),
     ],

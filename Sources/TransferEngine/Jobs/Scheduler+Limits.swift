@@ -75,7 +75,11 @@ extension Scheduler {
             let changed: Job
             do throws(JobRefusal) { changed = try changes.applied(to: job) } catch { return done(.failure(.refused(error))) }
             feed(.modified(changed))
-            read({ store in try store.modify(changed) ? try store.job(id) : nil }) { [unowned self] result in
+            // A resumable upload's session lives on the server it was made on: another origin
+            // (or bucket and key) must not get its PATCHes, tokens or DELETE.
+            let forgetting = job.remote != nil && changed.url != job.url
+                && (job.remote?.kind == .s3 || HostKey.key(changed.url) != HostKey.key(job.url))
+            read({ store in try store.modify(changed, forgettingSession: forgetting) ? try store.job(id) : nil }) { [unowned self] result in
                 switch result {
                 case .success(let stored?):
                     logger.info("job \(id): modified: \(changes.summary)")

@@ -477,14 +477,21 @@ public final class JobStore {
     }
 
     /// Records what `modify` changed (`JobChanges`) while the job is in a state that allows it;
-    /// false when it is not (any more).
-    public func modify(_ job: Job, now: Timestamp = .now) throws -> Bool {
+    /// false when it is not (any more). `forgettingSession`: the job's server changed, so the
+    /// upload session the old one holds (and its parts) is forgotten with it.
+    public func modify(_ job: Job, forgettingSession: Bool = false, now: Timestamp = .now) throws -> Bool {
         let headers = try JobStore.json(job.headers)
-        try connection.run("""
-            UPDATE jobs SET url = ?, headers = ?, limit_rate = ?, priority = ?, max_retries = ?, updated_at = ?
-            WHERE id = ? AND state IN ('queued', 'paused', 'waiting', 'failed')
-            """, job.url, headers, job.limit, job.priority.rawValue, job.maxRetries, now.rawValue, job.id.rawValue)
-        return connection.changes > 0
+        return try transaction {
+            try connection.run("""
+                UPDATE jobs SET url = ?, headers = ?, limit_rate = ?, priority = ?, max_retries = ?, updated_at = ?,
+                                upload_session = CASE WHEN ? THEN NULL ELSE upload_session END
+                WHERE id = ? AND state IN ('queued', 'paused', 'waiting', 'failed')
+                """, job.url, headers, job.limit, job.priority.rawValue, job.maxRetries, now.rawValue, forgettingSession,
+                job.id.rawValue)
+            guard connection.changes > 0 else { return false }
+            if forgettingSession { try connection.run("DELETE FROM upload_parts WHERE job_id = ?", job.id.rawValue) }
+            return true
+        }
     }
 
     public func setLimit(_ id: JobID, _ rate: Int64?) throws {
