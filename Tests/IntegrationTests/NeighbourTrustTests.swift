@@ -51,4 +51,35 @@ final class NeighbourTrustTests: IntegrationTestCase {
             XCTAssertFalse(shown.contains(secret), "the daemon's credential \(secret.prefix(6))… reached a hook")
         }
     }
+
+    /// The backup's scan skips symlinks, but the daemon followed one put in place of a file
+    /// after the scan: root's backup sent `/etc/shadow` (here: a stand-in with the file's size
+    /// and mtime) and said "completed".
+    func testABackupDoesNotFollowASymlinkSwappedInAfterTheScan() throws {
+        try restartDaemon(arguments: ["--max-active", "1"])
+        let tree = workDir.appendingPathComponent("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        let file = tree.appendingPathComponent("notes.txt")
+        try Data(repeating: UInt8(ascii: "n"), count: 4096).write(to: file)
+        let secret = workDir.appendingPathComponent("shadow")
+        try Data(repeating: UInt8(ascii: "S"), count: 4096).write(to: secret)
+        XCTAssertEqual(cli.runner.run(URL(fileURLWithPath: "/usr/bin/touch"), ["-r", file.path, secret.path], timeout: 5).exitCode, 0)
+        // A download holds the one slot while the backup's job waits in the queue.
+        try makeSource("blocker.bin", size: 8 * MiB)
+        let blocker = try cli.download(nginx.url(.slow, "blocker.bin"), to: destination("blocker.bin"))
+        try cli.awaitJob(blocker, "the blocker running") { $0.state == "running" }
+        let result = try cli.backup(tree, to: nginx.davURL("backup"))
+        let batch = try XCTUnwrap(jsonInt(result["batch"]), "\(result)")
+        // The neighbour swaps the file for a link to the secret: same size, same mtime.
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: secret.path)
+        XCTAssertEqual(cli.run(["cancel", String(blocker)]).exitCode, 0)
+        _ = cli.wait(batch: batch, timeout: 25)
+        let job = try XCTUnwrap(try cli.jobs().first { jsonInt($0["batch"]) == batch })
+        XCTAssertEqual(job.state, "failed", job.jsonText)
+        XCTAssertEqual((job["error"] as? [String: Any])?["code"] as? String, "source_changed", job.jsonText)
+        for (_, stored) in nginx.davFiles() {
+            XCTAssertFalse((try Data(contentsOf: stored)).contains(UInt8(ascii: "S")), "the link's target reached the server")
+        }
+    }
 }

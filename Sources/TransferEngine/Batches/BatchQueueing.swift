@@ -88,7 +88,8 @@ enum BatchQueueing {
                     }
                     backupSource = source
                 }
-                let job = try store.queue(new, defaultRetries: defaultRetries, key: entry.key)
+                let job = try store.queue(new, defaultRetries: defaultRetries, key: entry.key,
+                                          refusingLinks: submission.backup != nil)
                 if let target = submission.backup, let relativePath = entry.relativePath, let backupSource {
                     try store.recordBackupFile(target, relativePath, source: backupSource, sha256: entry.sha256, job: job.id)
                 }
@@ -124,10 +125,11 @@ enum BatchQueueing {
                                       backup: submission.backup), true)
     }
 
-    /// The file a backup entry uploads, as it is now; nil when it no longer exists.
+    /// The file a backup entry uploads, as it is now; nil when it no longer exists. A symlink
+    /// there (the scan skipped links; one put there since) is refused, and the upload never follows one.
     private static func snapshot(of job: NewJob) throws(JobRefusal) -> SourceFile? {
         let path = job.path ?? job.form?.compactMap(\.file).first ?? ""
-        switch SourceFile.snapshot(path) {
+        switch SourceFile.snapshot(path, refusingLinks: true) {
         case .success(let source): return source
         case .failure(.io(_, _, let code)) where code == ENOENT: return nil
         case .failure(let error): throw JobRefusal.invalid(error.message)

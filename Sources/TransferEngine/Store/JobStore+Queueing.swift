@@ -1,8 +1,9 @@
 /// Turning a client's new job into a row.
 extension JobStore {
     /// Inserts a validated new job. Uploads resolve and snapshot their files here (on the store's
-    /// queue, never the loop thread); resume data becomes the job's resume state.
-    func queue(_ new: NewJob, defaultRetries: Int, key: String? = nil) throws -> Job {
+    /// queue, never the loop thread); resume data becomes the job's resume state. `refusingLinks`:
+    /// a backup's file, which must not be a symlink now or when it is read (`SourceFile`).
+    func queue(_ new: NewJob, defaultRetries: Int, key: String? = nil, refusingLinks: Bool = false) throws -> Job {
         let retries = new.retries ?? defaultRetries
         guard new.kind == .upload else {
             let resume = new.resumeData.map {
@@ -12,7 +13,7 @@ extension JobStore {
             return try insert(new, maxRetries: retries, resume: resume, key: key)
         }
         var upload = new
-        let plan = try UploadPlan.resolve(new)
+        let plan = try UploadPlan.resolve(new, refusingLinks: refusingLinks)
         upload.method = plan.method
         return try insert(upload, maxRetries: retries, resume: nil, upload: plan.spec, bytesTotal: plan.length, key: key)
     }

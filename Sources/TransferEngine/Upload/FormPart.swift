@@ -11,14 +11,17 @@ public enum FormPart: Equatable, Sendable {
 }
 
 extension FormPart: Codable {
-    private enum CodingKeys: String, CodingKey { case name, value, file, filename, contentType, size, modified }
+    private enum CodingKeys: String, CodingKey { case name, value, file, filename, contentType, size, modified, device, inode, refusesLinks }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let name = try container.decode(String.self, forKey: .name)
         if let path = try container.decodeIfPresent(String.self, forKey: .file) {
             let source = SourceFile(path: path, size: try container.decode(Int64.self, forKey: .size),
-                                    modified: try SourceFile.decodeModified(container, .modified))
+                                    modified: try SourceFile.decodeModified(container, .modified),
+                                    device: try container.decodeIfPresent(UInt64.self, forKey: .device),
+                                    inode: try container.decodeIfPresent(UInt64.self, forKey: .inode),
+                                    refusesLinks: try container.decodeIfPresent(Bool.self, forKey: .refusesLinks) ?? false)
             self = .file(name: name, source: source,
                          filename: try container.decode(String.self, forKey: .filename),
                          contentType: try container.decode(String.self, forKey: .contentType))
@@ -41,6 +44,7 @@ extension FormPart: Codable {
             try container.encode(contentType, forKey: .contentType)
             try container.encode(source.size, forKey: .size)
             try container.encode(FileTime.iso8601(nanoseconds: source.modified), forKey: .modified)
+            try source.encodeIdentity(into: &container)
         }
     }
 }

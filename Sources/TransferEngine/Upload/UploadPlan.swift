@@ -4,7 +4,7 @@ enum UploadPlan {
     static let methods: Set<String> = ["POST", "PUT"]
 
     /// The upload's spec, method and exact body length.
-    static func resolve(_ job: NewJob) throws(JobRefusal) -> (spec: UploadSpec, method: String, length: Int64) {
+    static func resolve(_ job: NewJob, refusingLinks: Bool = false) throws(JobRefusal) -> (spec: UploadSpec, method: String, length: Int64) {
         if let form = job.form, !form.isEmpty {
             guard job.path == nil else {
                 throw JobRefusal.invalid("give either form parts (-F) or one file (-T), not both")
@@ -12,7 +12,7 @@ enum UploadPlan {
             let method = try method(job.method, default: "POST")
             var parts: [FormPart] = []
             for field in form {
-                parts.append(try resolve(field))
+                parts.append(try resolve(field, refusingLinks: refusingLinks))
             }
             let texts = parts.flatMap { part -> [String] in
                 switch part {
@@ -33,7 +33,7 @@ enum UploadPlan {
         guard path.hasPrefix("/") else {
             throw JobRefusal.invalid("the file to upload must be an absolute path: \(path)")
         }
-        let source = try snapshot(path)
+        let source = try snapshot(path, refusingLinks: refusingLinks)
         // A tus upload PATCHes its file; an S3 one PUTs it (whole, or in parts).
         if let remote = job.remote { return (UploadSpec(raw: source), remote.kind == .tus ? "PATCH" : "PUT", source.size) }
         return (UploadSpec(raw: source), try method(job.method, default: "PUT"), source.size)
@@ -47,7 +47,7 @@ enum UploadPlan {
         return method
     }
 
-    private static func resolve(_ field: FormField) throws(JobRefusal) -> FormPart {
+    private static func resolve(_ field: FormField, refusingLinks: Bool) throws(JobRefusal) -> FormPart {
         guard !field.name.isEmpty else { throw JobRefusal.invalid("a form part needs a name") }
         guard let path = field.file else {
             return .field(name: field.name, value: field.value ?? "")
@@ -55,7 +55,7 @@ enum UploadPlan {
         guard path.hasPrefix("/") else {
             throw JobRefusal.invalid("the file of form part '\(field.name)' must be an absolute path: \(path)")
         }
-        let source = try snapshot(path)
+        let source = try snapshot(path, refusingLinks: refusingLinks)
         let filename = field.filename ?? String(path.split(separator: "/").last ?? "file")
         let contentType = field.contentType ?? ContentType.guess(forFilename: filename)
         guard !contentType.utf8.contains(where: { $0 == 10 || $0 == 13 }) else {
@@ -64,8 +64,8 @@ enum UploadPlan {
         return .file(name: field.name, source: source, filename: filename, contentType: contentType)
     }
 
-    private static func snapshot(_ path: String) throws(JobRefusal) -> SourceFile {
-        switch SourceFile.snapshot(path) {
+    private static func snapshot(_ path: String, refusingLinks: Bool) throws(JobRefusal) -> SourceFile {
+        switch SourceFile.snapshot(path, refusingLinks: refusingLinks) {
         case .success(let source): return source
         case .failure(let error): throw JobRefusal.invalid(error.message)
         }
