@@ -82,4 +82,32 @@ final class NeighbourTrustTests: IntegrationTestCase {
             XCTAssertFalse((try Data(contentsOf: stored)).contains(UInt8(ascii: "S")), "the link's target reached the server")
         }
     }
+
+    /// In a directory another user can write, that user moved the partial file away and put
+    /// their own at `.NAME.transferd-part`: the verified download was completed by renaming
+    /// whatever was at that name, so the destination held the stranger's 25 bytes.
+    func testAVerifiedDownloadPublishesItsOwnBytesNotAPartialFileSwappedInByAnotherUser() throws {
+        try XCTSkipUnless(geteuid() == 0, "needs root to act as another user")
+        let shared = downloads.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(shared.path, 0o777), 0, "a directory others can write")
+        let size = 3 * MiB
+        let sha = try makeSource("verified.bin", size: size)
+        let dest = shared.appendingPathComponent("verified.bin")
+        let id = try cli.download(nginx.url(.slow, "verified.bin"), to: dest, ["--sha256", sha])
+        let partial = Files.partialPath(for: dest)
+        // Named at its first checkpoint.
+        guard poll(timeout: 20, { Files.exists(partial) }) else { return XCTFail("the partial file was never named") }
+        let moved = shared.appendingPathComponent("moved-away")
+        let swap = "mv '\(partial.path)' '\(moved.path)' && printf 'a stranger\\047s 25 bytes\\n' > '\(partial.path)'"
+        let result = cli.runner.run(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                                    ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/bin/sh", "-c", swap], timeout: 10)
+        XCTAssertEqual(result.exitCode, 0, result.summary)
+        try waitCompleted(id, timeout: 30)
+        XCTAssertEqual(try cli.sha256(of: dest), sha, "the destination holds the bytes downloaded and verified")
+        XCTAssertEqual(Files.size(dest), size)
+        var info = stat()
+        XCTAssertEqual(lstat(dest.path, &info), 0)
+        XCTAssertEqual(info.st_uid, geteuid(), "the published file is the daemon's, not the stranger's")
+    }
 }

@@ -52,6 +52,16 @@ final class DirectoryHandle {
         at(to) { directory, name in FileSystem.link(file, to: (directory, name)) }
     }
 
+    /// Removes `path`, an entry of this directory, when it is the file `identity` tells (not
+    /// another put there since); 0, or -1 with errno (ESTALE: it is another file).
+    func remove(_ path: String, ifItIs identity: FileIdentity) -> Int32 {
+        guard existing(path)?.isFile(identity) == true else {
+            errno = ESTALE
+            return -1
+        }
+        return at(path) { directory, name in unlinkat(directory, name, 0) }
+    }
+
     /// What is at `path`, an entry of this directory, as `PartialFile.existing(at:)` tells it (a
     /// symlink is not followed), nil when nothing is.
     func existing(_ path: String) -> PartialFile.Existing? {

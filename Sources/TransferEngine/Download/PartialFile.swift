@@ -360,27 +360,30 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Moves the finished file to `destination` through `directory`, the directory both are in
-    /// (`DirectoryHandle`): renamed from `path`, or linked there when it has no name (then
-    /// `isLinkedIntoPlace`). Only a regular file is ever replaced, and it keeps its mode; a new
-    /// file gets `mode`. The move is durable once the caller has synced `directory`, and a
-    /// linked file's inode (`FinishGroup` does both once for the files it finishes together).
+    /// (`DirectoryHandle`). What is published is always the file open here — the one written
+    /// and verified — never whatever is at `path` by then (another user who can write in the
+    /// directory may have moved it away and put their own there): it is linked from its
+    /// descriptor, its name at `path` removed after while it is still this file. Only a regular
+    /// file is ever replaced, and it keeps its mode; a new file gets `mode`. The move is durable
+    /// once the caller has synced `directory`, and a file linked while it had no name once its
+    /// inode is (`isLinkedIntoPlace`; `FinishGroup` does both once for the files it finishes together).
     func moveIntoPlace(_ destination: String, in directory: DirectoryHandle, replacing: Bool, mode: mode_t = 0o644)
         throws(TransferError) {
         try writeDeferred()
         guard replacing else {
-            return try moveToNewPlace(destination, in: directory, mode: mode) {
+            try moveToNewPlace(destination, in: directory, mode: mode) {
                 naming.withLock { naming in
-                    guard case .unnamed = naming else {
-                        return directory.rename(path, to: destination, replacing: false) == 0 ? 0 : errno
-                    }
                     guard directory.link(descriptor, to: destination) == 0 else { return errno }
-                    naming = .linkedIntoPlace
+                    if case .unnamed = naming { naming = .linkedIntoPlace }
                     return 0
                 }
             }
+            removeName(in: directory)
+            return
         }
-        // A rename replaces what is there in one step; a link cannot. (A finishing group names
-        // such a file before its sync, which then writes its link count too.)
+        // A link cannot replace anything, a rename can: the file is linked to a name no one
+        // knows yet, which is renamed over the destination, which must then be this file. (A
+        // finishing group names such a file before its sync, which then writes its link count too.)
         try name()
         if let existing = directory.existing(destination) {
             guard existing.isRegularFile else { throw TransferError.notRegularFile(path: destination) }
@@ -388,8 +391,25 @@ public final class PartialFile: @unchecked Sendable {
         } else {
             setPermissions(mode)
         }
-        guard directory.rename(path, to: destination, replacing: true) == 0 else {
-            throw Self.error(path: destination, operation: "rename into", errno: errno)
+        let staged = path + ".\(String(UInt64.random(in: 1...UInt64.max), radix: 36))"
+        guard directory.link(descriptor, to: staged) == 0 else { throw Self.error(path: staged, operation: "link", errno: errno) }
+        guard directory.rename(staged, to: destination, replacing: true) == 0 else {
+            let code = errno
+            _ = directory.remove(staged, ifItIs: openedAs)
+            throw Self.error(path: destination, operation: "rename into", errno: code)
+        }
+        guard directory.existing(destination)?.isFile(openedAs) == true else {
+            throw .file(path: destination, operation: "put the download in place (another process replaced it at once: "
+                + "the directory is writable by others)", errno: 0)
+        }
+        removeName(in: directory)
+    }
+
+    /// The file is in place: its name at `path` goes, if that is still this file.
+    private func removeName(in directory: DirectoryHandle) {
+        naming.withLock { naming in
+            guard case .named = naming else { return }
+            _ = directory.remove(path, ifItIs: openedAs)
         }
     }
 
@@ -428,13 +448,20 @@ public final class PartialFile: @unchecked Sendable {
         public var size: Int64
         /// Its permission bits (`st_mode & 0o7777`).
         public var permissions: mode_t
+        public var device: UInt64
+        public var inode: UInt64
 
         init(_ info: stat) {
             isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
             isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
             size = Int64(info.st_size)
             permissions = info.st_mode & 0o7777
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
         }
+
+        /// The file open as `identity`, not another at its path.
+        func isFile(_ identity: FileIdentity) -> Bool { device == identity.device && inode == identity.inode }
     }
 
     /// What is at `path`, nil when there is nothing.
