@@ -107,4 +107,30 @@ final class RedirectSecretTests: IntegrationTestCase {
         XCTAssertEqual(cli.wait(batch: batch).exitCode, 0)
         XCTAssertEqual(elsewhere.requestHeaders("/files/f.bin").map(secretNames), [allSecretNames], elsewhere.describeLog())
     }
+
+    /// Only names on the secret list were stripped at another origin: a header command printing
+    /// `Private-Token:` or `X-Vault-Token:` had them sent to the redirect's host (issue 60,
+    /// item 4). Every line a header command prints is a secret; the same names given with `-H`
+    /// are secrets too, in `show` and `show --curl`.
+    func testWhatAHeaderCommandPrintsNeverFollowsARedirectToAnotherOrigin() throws {
+        let target = elsewhere.url("f.bin", size: Self.size)
+        let command = "printf 'Private-Token: cmd-tok-1\\nX-Vault-Token: cmd-vault-2\\nX-Team: cmd-team-3\\n'"
+        let dest = destination("cmd.bin")
+        let id = try cli.download(home.redirectURL(to: target), to: dest,
+                                  ["--header-command", command, "-H", "X-Gitlab-Private-Token: given-tok-4"])
+        try waitCompleted(id)
+        let asked = try XCTUnwrap(home.requestHeaders("/redirect").first, home.describeLog())
+        XCTAssertEqual(asked["private-token"], "cmd-tok-1", "the origin gets what the command printed")
+        XCTAssertEqual(asked["x-team"], "cmd-team-3")
+        let redirected = try XCTUnwrap(elsewhere.requestHeaders("/files/f.bin").first, elsewhere.describeLog())
+        for name in ["private-token", "x-vault-token", "x-team", "x-gitlab-private-token"] {
+            XCTAssertNil(redirected[name], "\(name) went to another origin: \(redirected)")
+        }
+        for output in [cli.run(["show", String(id)]).stdout, cli.run(["show", String(id), "--curl"]).stdout,
+                       cli.run(["show", String(id), "--json"]).stdout] {
+            for secret in ["cmd-tok-1", "cmd-vault-2", "cmd-team-3", "given-tok-4"] {
+                XCTAssertFalse(output.contains(secret), "\(secret) shown: \(output)")
+            }
+        }
+    }
 }

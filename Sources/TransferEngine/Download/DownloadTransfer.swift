@@ -29,6 +29,8 @@ final class DownloadTransfer: Transfer {
     let url: String
     let headers: [String]
     let redirectsLeft: Int
+    /// Headers secret whatever their names, kept from the job's origin at a redirect elsewhere.
+    let secretNames: Set<String>
     /// libcurl follows this request's redirects itself (it carries no secret).
     private let libcurlFollows: Bool
     /// The request asked for a compressed body (`--compressed` at byte 0): libcurl decodes it.
@@ -117,6 +119,7 @@ final class DownloadTransfer: Transfer {
         request.timeoutMilliseconds = deadline?.remainingMilliseconds()
         // An S3 object: signed with the daemon's AWS credentials (SigV4).
         request.awsSigning = signing
+        secretNames = redirects.secretNames
         libcurlFollows = redirects.libcurlMayFollow(headers)
         request.followRedirects = libcurlFollows
         request.maxRedirects = redirectsLeft
@@ -155,7 +158,8 @@ final class DownloadTransfer: Transfer {
     var direction: TransferDirection { .down }
     var partialFile: PartialFile? { file }
     var redirectStep: RedirectStep? {
-        RedirectStep(headers: headers, redirectsLeft: redirectsLeft, file: file, resume: checkpoint, deadline: deadline)
+        RedirectStep(headers: headers, secretNames: secretNames, redirectsLeft: redirectsLeft, file: file, resume: checkpoint,
+                     deadline: deadline)
     }
 
     /// What it keeps is the checkpoint, identified by the file as transferd leaves it.

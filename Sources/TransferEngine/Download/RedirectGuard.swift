@@ -15,16 +15,34 @@ struct RedirectGuard: Sendable {
     /// The job's URL: its origin may see the secrets.
     let jobURL: String
     let tls: TLSOptions
+    /// Names (lower-cased) of the attempt's headers that are secrets whatever they are called:
+    /// every header `--header-command` printed (`Private-Token`, `X-Vault-Token`, …).
+    var secretNames: Set<String> = []
 
-    /// Whether libcurl may follow the redirects of a request with `headers` by itself.
+    /// A header this request may carry only to the job's origin.
+    func isSecret(_ header: String) -> Bool {
+        if Redaction.isSecret(header: header) { return true }
+        guard !secretNames.isEmpty, let colon = header.firstIndex(of: ":") else { return false }
+        return secretNames.contains(String(header[..<colon]).trimmingSpaces.lowercased())
+    }
+
+    /// Whether libcurl may follow the redirects of a request with `headers` by itself (it
+    /// would send every header but `Authorization` and `Cookie` to any host).
     func libcurlMayFollow(_ headers: [String]) -> Bool {
-        tls.locationTrusted || !headers.contains(where: { Redaction.isSecret(header: $0) })
+        tls.locationTrusted || !headers.contains(where: isSecret)
     }
 
     /// The headers of the step to `url` of a request that had `headers`: the secrets only at
     /// the job's origin.
     func headers(_ headers: [String], to url: String) -> [String] {
-        sendsSecrets(to: url) ? headers : Redaction.withoutSecrets(headers)
+        sendsSecrets(to: url) ? headers : headers.filter { !isSecret($0) }
+    }
+
+    /// The lower-cased names of `headers` (`Name: value` lines).
+    static func names(_ headers: [String]) -> Set<String> {
+        Set(headers.compactMap { header in
+            header.firstIndex(of: ":").map { String(header[..<$0]).trimmingSpaces.lowercased() }
+        })
     }
 
     /// Whether a request to `url` may carry the job's secrets (its secret headers, its `--user`

@@ -364,7 +364,9 @@ public final class Scheduler {
         case .success(.ready(let file, let resume, let startedOver)):
             if let startedOver { logger.warn("job \(id): \(startedOver.message); starting over from byte 0") }
             let url = s3.map { $0.location.objectURL($0.endpoint) } ?? job.url
-            launchDownload(job, attempt: attempt, url: url, headers: job.requestHeaders + headers, signing: s3?.signing,
+            // What the header command printed is a secret, whatever its names (a token, a vault's header).
+            launchDownload(job, attempt: attempt, url: url, headers: job.requestHeaders + headers,
+                           secretNames: RedirectGuard.names(headers), signing: s3?.signing,
                            origin: s3 == nil ? nil : url, file: file, resume: resume)
         case .success(.upload(let body, let collections)):
             makeCollections(collections, for: job, attempt: attempt) { [unowned self] in
@@ -406,8 +408,8 @@ public final class Scheduler {
     /// attempt's `deadline` goes on).
     /// `origin`: where the job's secrets (credentials, an S3 signature) may go, when not the
     /// job's URL (an S3 object's URL at its endpoint).
-    func launchDownload(_ job: Job, attempt: Int, url: String, headers: [String], signing: AWSSigning? = nil,
-                        origin: String? = nil, redirectsLeft: Int = RedirectGuard.maxRedirects,
+    func launchDownload(_ job: Job, attempt: Int, url: String, headers: [String], secretNames: Set<String> = [],
+                        signing: AWSSigning? = nil, origin: String? = nil, redirectsLeft: Int = RedirectGuard.maxRedirects,
                         deadline: AttemptDeadline? = nil, file: PartialFile, resume: ResumeState) {
         let id = job.id
         let first = redirectsLeft == RedirectGuard.maxRedirects
@@ -417,7 +419,8 @@ public final class Scheduler {
             let tls = tlsOptions(job)
             let transfer = try DownloadTransfer(jobID: id, attempt: attempt, url: url, headers: headers, tls: tls,
                                                 network: job.network, deadline: deadline,
-                                                redirects: RedirectGuard(jobURL: origin ?? job.url, tls: tls),
+                                                redirects: RedirectGuard(jobURL: origin ?? job.url, tls: tls,
+                                                                         secretNames: secretNames),
                                                 redirectsLeft: redirectsLeft, pacer: pacer,
                                                 stallSeconds: configuration.stallSeconds,
                                                 maxFilesize: job.maxFilesize ?? configuration.maxFilesize,
@@ -493,7 +496,7 @@ public final class Scheduler {
     /// a new request, which carries the secret headers only if `target` is the job's origin.
     private func follow(_ id: JobID, attempt: Int, _ step: RedirectStep, to target: String) {
         guard core.isCurrentAttempt(id, attempt), let job = core.jobs[id]?.job, let transfer = engine[id]?.transfer else { return }
-        let redirects = RedirectGuard(jobURL: job.url, tls: tlsOptions(job))
+        let redirects = RedirectGuard(jobURL: job.url, tls: tlsOptions(job), secretNames: step.secretNames)
         if let refusal = redirects.refusal(of: target) {
             return feed(.attemptEnded(id, release(transfer, outcome: .failed(refusal))))
         }
@@ -501,7 +504,8 @@ public final class Scheduler {
         let dropped = headers.count < step.headers.count ? " (another origin: without the secret headers)" : ""
         logger.info("job \(id): attempt \(attempt) is redirected to \(Redaction.url(target))\(dropped)")
         engine[id]?.transfer = nil
-        launchDownload(job, attempt: attempt, url: target, headers: headers, redirectsLeft: step.redirectsLeft - 1,
+        launchDownload(job, attempt: attempt, url: target, headers: headers, secretNames: step.secretNames,
+                       redirectsLeft: step.redirectsLeft - 1,
                        deadline: step.deadline, file: step.file, resume: step.resume)
     }
 

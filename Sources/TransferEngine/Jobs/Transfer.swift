@@ -46,6 +46,8 @@ enum TransferDirection: Equatable, Sendable {
 /// What the next request of a redirected download continues with.
 struct RedirectStep {
     var headers: [String]
+    /// Secret whatever their names (`RedirectGuard.secretNames`).
+    var secretNames: Set<String>
     var redirectsLeft: Int
     var file: PartialFile
     var resume: ResumeState

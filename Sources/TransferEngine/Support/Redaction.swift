@@ -13,8 +13,14 @@ public enum Redaction {
         "sig", "signature", "token", "access_token", "api_key", "apikey", "key", "password", "policy",
     ]
 
+    /// Parts of a name that make it a secret wherever they stand (`Private-Token`,
+    /// `X-Vault-Token`, `X-Client-Secret`, `db_password`, `X-Session-Key`, `X-Amz-Signature`…).
+    public static let secretWords = ["token", "secret", "passw", "credential", "signature", "session", "cookie",
+                                     "apikey", "api-key", "api_key", "private", "authoriz"]
+
     public static func isSecret(name: some StringProtocol) -> Bool {
-        secretNames.contains(name.lowercased())
+        let lowered = name.lowercased()
+        return secretNames.contains(lowered) || secretWords.contains { lowered.contains($0) }
     }
 
     /// The text holds a redacted value: it came from an output, not from the user.
