@@ -48,6 +48,20 @@ import Testing
         #expect(!Redaction.isRedacted(""))
     }
 
+    @Test func namesHoldingASecretWordAreSecrets() {
+        for name in ["Private-Token", "X-Vault-Token", "X-Gitlab-Private-Token", "X-Client-Secret", "db_password",
+                     "X-Session-Id", "accesstoken", "X-Csrftoken", "client.secret", "X-Auth-Token", "Authorization"] {
+            #expect(Redaction.isSecret(name: name), "\(name)")
+        }
+        for name in ["X-Team", "Accept", "User-Agent", "X-Request-Id", "tokens", "keys", "author", "Content-Disposition"] {
+            #expect(!Redaction.isSecret(name: name), "\(name)")
+        }
+        #expect(Redaction.headers(["X-Vault-Token: hvs.abc", "X-Team: a"]) == ["X-Vault-Token: <redacted>", "X-Team: a"])
+        let guarded = RedirectGuard(jobURL: "http://a/", tls: TLSOptions(), secretNames: ["x-team"])
+        #expect(guarded.headers(["X-Team: t", "Accept: */*"], to: "http://b/") == ["Accept: */*"])
+        #expect(!guarded.libcurlMayFollow(["X-Team: t"]) && RedirectGuard(jobURL: "http://a/", tls: TLSOptions()).libcurlMayFollow(["X-Team: t"]))
+    }
+
     @Test func whatIsNotASecretIsLeftAlone() {
         for url in ["https://h/p", "https://h/p?", "https://h/p?keys=1&tokens=2&token", "https://h/token=1/p",
                     "https://h/p?a=b=c&&"] {

@@ -13,14 +13,18 @@ public enum Redaction {
         "sig", "signature", "token", "access_token", "api_key", "apikey", "key", "password", "policy",
     ]
 
-    /// Parts of a name that make it a secret wherever they stand (`Private-Token`,
-    /// `X-Vault-Token`, `X-Client-Secret`, `db_password`, `X-Session-Key`, `X-Amz-Signature`…).
-    public static let secretWords = ["token", "secret", "passw", "credential", "signature", "session", "cookie",
-                                     "apikey", "api-key", "api_key", "private", "authoriz"]
+    /// Words of a name (split at `-`, `_`, `.`) that make it a secret wherever they stand:
+    /// `Private-Token`, `X-Vault-Token`, `X-Client-Secret`, `db_password`, `X-Session-Id`;
+    /// a word ending in `token` or `secret` too (`accesstoken`, `clientsecret`).
+    public static let secretWords: Set<String> = ["token", "secret", "password", "passwd", "credential", "credentials",
+                                                  "signature", "session", "cookie", "apikey", "private", "authorization"]
 
     public static func isSecret(name: some StringProtocol) -> Bool {
         let lowered = name.lowercased()
-        return secretNames.contains(lowered) || secretWords.contains { lowered.contains($0) }
+        if secretNames.contains(lowered) { return true }
+        return lowered.split(whereSeparator: { $0 == "-" || $0 == "_" || $0 == "." }).contains { word in
+            secretWords.contains(String(word)) || word.hasSuffix("token") || word.hasSuffix("secret")
+        }
     }
 
     /// The text holds a redacted value: it came from an output, not from the user.
