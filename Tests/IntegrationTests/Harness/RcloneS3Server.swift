@@ -60,7 +60,8 @@ final class RcloneS3Server: S3Serving {
                             "--cache-dir", directory.appendingPathComponent("cache").path,
                             directory.appendingPathComponent("data").path],
                 stdoutURL: logURL, stderrURL: logURL, append: true,
-                environment: ["RCLONE_AUTH_KEY": "\(accessKey),\(secretKey)",
+                // rclone reads a list flag's variable as CSV: quoted, the pair is one element.
+                environment: ["RCLONE_AUTH_KEY": "\"\(accessKey),\(secretKey)\"",
                               "RCLONE_CONFIG": directory.appendingPathComponent("rclone.conf").path])
             if poll(timeout: 20, { !process.isRunning || Sockets.acceptsConnections(port: port) }) && process.isRunning {
                 started = process
