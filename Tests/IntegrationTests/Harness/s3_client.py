@@ -14,6 +14,10 @@ S3_ENDPOINT (http://127.0.0.1:PORT), S3_BUCKET:
     s3_client.py create-bucket NAME
     s3_client.py delete KEY             DeleteObject
     s3_client.py abort-all              aborts every multipart upload of the bucket; prints how many
+    s3_client.py ready SECONDS          makes the bucket if it is missing, then PUTs and DELETEs a probe
+                                        object, retrying each step until it works or SECONDS passed (a
+                                        server can listen before it can store: SeaweedFS's volume
+                                        server registers with its master after the S3 gateway is up)
 
 Output is one JSON document on stdout; errors are a traceback on stderr and exit 1.
 """
@@ -22,6 +26,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 
 import boto3
 from botocore.config import Config
@@ -101,6 +106,27 @@ def main(argv):
                 s3.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
                 aborted += 1
         return {"aborted": aborted}
+    if command == "ready":
+        deadline, tries, last = time.monotonic() + float(args[0]), 0, None
+        for step in ("bucket", "probe"):
+            while True:
+                tries += 1
+                try:
+                    if step == "bucket":
+                        try:
+                            s3.head_bucket(Bucket=bucket)
+                        except ClientError:
+                            s3.create_bucket(Bucket=bucket)
+                    else:
+                        s3.put_object(Bucket=bucket, Key="harness-probe", Body=b"probe")
+                        s3.delete_object(Bucket=bucket, Key="harness-probe")
+                    break
+                except Exception as e:  # noqa: BLE001 (not up yet: connection refused, 500, ...)
+                    last = e
+                    if time.monotonic() > deadline or tries > 200:
+                        raise SystemExit(f"not ready after {tries} tries at {step}: {last!r}")
+                    time.sleep(0.2)
+        return {"ready": True, "tries": tries}
     raise SystemExit(f"unknown command {command}")
 
 
