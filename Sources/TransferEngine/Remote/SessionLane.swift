@@ -9,8 +9,10 @@ final class SessionLane {
     private var parser = ResponseHeadParser()
     var readFailure: TransferError?
 
-    /// A response body is kept up to this size (an S3 part listing of 1,000 parts fits).
-    static let responseLimit = 1 << 20
+    /// A response body is kept up to one byte past the largest S3 answer read, so that a
+    /// larger one is refused as too large rather than cut into malformed XML (SeaweedFS lists
+    /// 10,000 parts a page, about 1.5 MiB).
+    static let responseLimit = S3XML.maximumDocumentBytes + 1
 
     init(_ request: SessionRequest, headers: [String], tls: TLSOptions, network: NetworkOptions, signing: AWSSigning?,
          deadline: AttemptDeadline?, stallSeconds: Int) throws(TransferError) {
