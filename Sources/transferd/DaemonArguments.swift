@@ -43,6 +43,10 @@ enum DaemonArguments {
                                ('' removes it); limits and timetable persist across restarts
           --cacert FILE        CA bundle (PEM) for jobs that name none
           --stall-timeout S    abort and retry an attempt that moves no byte for S seconds (default: \(defaults.stallSeconds))
+          --speed-limit RATE   abort and retry (later, its slot to the next job) an attempt slower than RATE
+                               on average for --speed-time, unless a limit holds it back; 0 never
+                               (default: \(defaults.speedLimit) bytes/s: a host that trickles gives its slot back)
+          --speed-time S       the seconds --speed-limit averages over (default: \(defaults.speedSeconds))
           --retry N            retries after a failed attempt, for jobs that do not say (default: \(defaults.defaultRetries))
           --no-progress-timeout S  fail a job that moves no byte for S seconds (default: \(defaults.noProgressSeconds))
           --hook-timeout S     kill an --on-complete/--on-fail command after S seconds (default: \(defaults.hookTimeoutSeconds))
@@ -110,6 +114,10 @@ enum DaemonArguments {
                     throw UsageError(message: error.message)
                 }
             case "--stall-timeout": configuration.stallSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
+            case "--speed-limit":
+                let text = try value(argument)
+                do { configuration.speedLimit = try Rate.parse(text) ?? 0 } catch { throw UsageError(message: "--speed-limit: \(error.message)") }
+            case "--speed-time": configuration.speedSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)
             case "--retry": configuration.defaultRetries = try number(argument, try value(argument), NumericLimits.retries)
             case "--no-progress-timeout":
                 configuration.noProgressSeconds = try number(argument, try value(argument), NumericLimits.timeoutSeconds)

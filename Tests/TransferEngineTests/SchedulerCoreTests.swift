@@ -273,6 +273,34 @@ import Testing
         #expect(record?.resume == .save(makeReport(1, .completed, kept: 100).resume!))
     }
 
+    @Test func aTricklingTransferIsStoppedAndWaitsToTryAgain() {
+        var driver = CoreDriver()
+        driver.send(.adopted([makeJob(1)]))
+        let id = JobID(rawValue: 1)
+        // A byte every 59 s: never idle for the stall time, but far below the speed limit.
+        driver.send(.tick([.init(id: id, attempt: 1, idleSeconds: 30, throttled: false, stallSeconds: 60, tooSlow: (100, 60))]))
+        #expect(driver.stops == [id])
+        driver.send(.stopped(id, makeReport(1, .completed, kept: 3)))
+        let record = driver.lastRecord(of: 1)
+        #expect(record?.change.state == .waiting && record?.attempt?.error?.code == "stalled")
+        #expect(record?.attempt?.error?.message.contains("slower than 100 bytes/s for 60 s") == true)
+    }
+
+    @Test func aSpeedWindowJudgesOnlyAWholeWindowNotHeldBackByALimit() {
+        var window = SpeedWindow(seconds: 3)
+        window.record(10, held: false)
+        window.record(10, held: false)
+        #expect(!window.isBelow(100), "not a whole window yet")
+        window.record(10, held: false)
+        #expect(window.isBelow(100) && !window.isBelow(10) && !window.isBelow(0))
+        window.record(10, held: true)
+        #expect(!window.isBelow(100), "a second held back by a limit is not the attempt's speed")
+        for _ in 0..<3 { window.record(1000, held: false) }
+        #expect(!window.isBelow(100))
+        for _ in 0..<3 { window.record(0, held: false) }
+        #expect(window.isBelow(1), "the oldest seconds leave the window")
+    }
+
     @Test func anAttemptsEventsWaitUntilItsStartIsRecorded() {
         var driver = CoreDriver()
         driver.send(.adopted([makeJob(1)]))

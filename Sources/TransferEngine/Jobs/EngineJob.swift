@@ -12,6 +12,8 @@ final class EngineJob {
     /// The same, smoothed (each second weighs a fifth): what a job's `rate` and ETA show.
     private(set) var smoothedRate: Double?
     private var bytesAtLastTick: Int64?
+    /// The current attempt's last seconds (`--speed-time`), and which attempt they are of.
+    private var speed: (attempt: Int, window: SpeedWindow)?
 
     /// Once a second.
     func measureRate() {
@@ -19,6 +21,18 @@ final class EngineJob {
         rate = max(0, bytes - (bytesAtLastTick ?? bytes))
         if bytesAtLastTick != nil { smoothedRate = smoothedRate.map { $0 * 0.8 + Double(rate) * 0.2 } ?? Double(rate) }
         bytesAtLastTick = bytes
+    }
+
+    /// Once a second, after `measureRate`: whether the attempt moved less than `bytesPerSecond`
+    /// on average over its last `seconds` (`SpeedWindow`).
+    func isTooSlow(_ bytesPerSecond: Int64, over seconds: Int) -> Bool {
+        guard let transfer, bytesPerSecond > 0 else { return false }
+        if speed?.attempt != transfer.attempt || speed?.window.seconds != seconds {
+            speed = (transfer.attempt, SpeedWindow(seconds: seconds))
+            return false  // (its first second's rate is counted from the attempt before)
+        }
+        speed?.window.record(rate, held: transfer.isThrottled)
+        return speed?.window.isBelow(bytesPerSecond) ?? false
     }
 
     /// `job` as clients should see it: with the live bytes, status, rate and ETA of the

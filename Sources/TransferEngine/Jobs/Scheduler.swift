@@ -24,6 +24,11 @@ public final class Scheduler {
         public var cacert: String?
         /// An attempt that moves no byte for this many seconds is aborted and retried.
         public var stallSeconds = 60
+        /// An attempt that moves less than `speedLimit` bytes a second on average for
+        /// `speedSeconds` (not held back by a limit) is aborted and retried, giving its slot
+        /// to the next job (`--speed-limit`, `--speed-time`; 0: never).
+        public var speedLimit: Int64 = 100
+        public var speedSeconds = 60
         /// A job that moves no byte for this many seconds fails instead of retrying (as BITS does).
         public var noProgressSeconds = 30 * 60
         /// How many seconds a completion hook may run before it is killed.
@@ -548,9 +553,11 @@ public final class Scheduler {
             case .up: sent += transfer.transferred
             }
             transfer.tick()
+            let slow = engineJob.isTooSlow(configuration.speedLimit, over: configuration.speedSeconds)
             activities.append(SchedulerEvent.Activity(id: id, attempt: transfer.attempt,
                                                       idleSeconds: monotonic - transfer.lastActivity,
-                                                      throttled: transfer.isThrottled, stallSeconds: transfer.stallSeconds))
+                                                      throttled: transfer.isThrottled, stallSeconds: transfer.stallSeconds,
+                                                      tooSlow: slow ? (configuration.speedLimit, configuration.speedSeconds) : nil))
         }
         feed(.tick(activities))
         applyLimits()

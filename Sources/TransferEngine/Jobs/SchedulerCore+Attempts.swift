@@ -248,9 +248,16 @@ extension SchedulerCore {
 
     /// Once a second: an attempt that moved no byte for its stall time (and is not held back by
     /// a limit) is stopped and retried. libcurl's low-speed check averages over seconds, so a
-    /// burst followed by silence would take several times longer to notice.
+    /// burst followed by silence would take several times longer to notice. One that trickles
+    /// (`Activity.tooSlow`) is stopped and retried the same way.
     mutating func tick(_ activities: [SchedulerEvent.Activity]) {
         for activity in activities where isCurrentAttempt(activity.id, activity.attempt) {
+            if let (limit, seconds) = activity.tooSlow {
+                log(.info, "job \(activity.id): attempt \(activity.attempt) moved less than \(limit) bytes/s for \(seconds) s; "
+                    + "retrying later, its slot to another job")
+                stop(activity.id, .fail(.tooSlow(bytesPerSecond: limit, seconds: seconds)))
+                continue
+            }
             guard !activity.throttled, activity.idleSeconds > Double(activity.stallSeconds) else { continue }
             log(.info, "job \(activity.id): attempt \(activity.attempt) moved no byte for \(activity.stallSeconds) s; retrying")
             stop(activity.id, .fail(.stalled(seconds: activity.stallSeconds)))

@@ -68,5 +68,13 @@ enum SchedulerEvent {
         /// It waits on a bandwidth limit: not moving is not a stall then.
         var throttled: Bool
         var stallSeconds: Int
+        /// It moved less than `--speed-limit` bytes a second over `--speed-time` (those two).
+        var tooSlow: (bytesPerSecond: Int64, seconds: Int)? = nil
+
+        static func == (a: Activity, b: Activity) -> Bool {
+            a.id == b.id && a.attempt == b.attempt && a.idleSeconds == b.idleSeconds && a.throttled == b.throttled
+                && a.stallSeconds == b.stallSeconds && a.tooSlow?.bytesPerSecond == b.tooSlow?.bytesPerSecond
+                && a.tooSlow?.seconds == b.tooSlow?.seconds
+        }
     }
 }

@@ -15,7 +15,7 @@ public struct RetryPolicy: Sendable {
 
     public func isRetryable(_ error: TransferError) -> Bool {
         switch error {
-        case .network, .unreachable, .stalled, .fdShortage, .protocolViolation: true
+        case .network, .unreachable, .stalled, .tooSlow, .fdShortage, .protocolViolation: true
         case .httpStatus(let status), .collection(_, let status): Self.retryableStatuses.contains(status)
         case .s3(let failure): failure.isRetried
         case .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists, .insecureRedirect, .request,

@@ -25,6 +25,9 @@ public enum TransferError: Error, Equatable, Sendable {
     case destinationExists(path: String)
     /// The transfer moved no bytes for too long.
     case stalled(seconds: Int)
+    /// The transfer moved less than `--speed-limit` bytes a second for `--speed-time` seconds
+    /// (a host that trickles): retried later, its slot given to another job (code `stalled`).
+    case tooSlow(bytesPerSecond: Int64, seconds: Int)
     /// The attempt took longer than the job's `--max-time`: not retried (a limit the user set).
     case timedOut(seconds: Double)
     /// A redirect libcurl would not follow: from https to http (unless the job allows it), or
@@ -79,7 +82,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .checksumMismatch: "checksum_mismatch"
         case .diskFull: "disk_full"
         case .io, .destinationExists, .notRegularFile, .local: "io"
-        case .stalled: "stalled"
+        case .stalled, .tooSlow: "stalled"
         case .timedOut: "timed_out"
         case .insecureRedirect: "insecure_redirect"
         case .busy: "busy"
@@ -110,6 +113,8 @@ public enum TransferError: Error, Equatable, Sendable {
             "cannot \(operation) \(path): \(SystemError.describe(errno))"
         case .destinationExists(let path): "\(path) already exists (use --overwrite to replace it)"
         case .stalled(let seconds): "no data received for \(seconds) s"
+        case .tooSlow(let limit, let seconds):
+            "slower than \(limit) bytes/s for \(seconds) s (the daemon's --speed-limit and --speed-time); its slot went to another job"
         case .timedOut(let seconds):
             "the attempt took longer than --max-time \(NetworkOptions.describe(seconds: seconds)) s"
         case .insecureRedirect(let target):
@@ -137,7 +142,7 @@ public enum TransferError: Error, Equatable, Sendable {
         case .httpStatus(let status), .collection(_, let status): status
         case .s3(let failure): failure.status
         case .network, .unreachable, .tls, .sourceChanged, .checksumMismatch, .diskFull, .io, .destinationExists,
-             .stalled, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
+             .stalled, .tooSlow, .timedOut, .insecureRedirect, .busy, .notRegularFile, .tooLarge, .request, .local, .fdShortage,
              .auth, .protocolViolation, .unusableAnswer, .serverLimit, .credentials: nil
         }
     }
