@@ -10,6 +10,8 @@
 #include <spawn.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -238,4 +240,13 @@ int tds_run_hook(const char *command, char *const envp[], int timeout_ms,
     if (pidfd >= 0) close(pidfd);
     close(reader);
     return result;
+}
+
+int tds_forbid_core_dumps(void) {
+    // The soft limit only: hooks may raise their own again.
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_CORE, &limit) != 0) return -1;
+    limit.rlim_cur = 0;
+    if (setrlimit(RLIMIT_CORE, &limit) != 0) return -1;
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }

@@ -16,8 +16,11 @@ enum JobFormatter {
         }
         if session?.terminates == false { parts.append("the server offers no termination: a cancel leaves the upload to expire") }
         var text = parts.joined(separator: ", ")
-        if job.kind == .upload, !job.state.isFinal, job.bytesDone > 0 {
+        // While it runs, its bytes include those in flight the server has not acknowledged.
+        if job.kind == .upload, !job.state.isFinal, job.state != .running, job.bytesDone > 0 {
             text += "; continues from byte \(job.bytesDone), as the server reports"
+        } else if job.kind == .upload, job.state == .running {
+            text += "; continues from what the server reports holding, after an interruption"
         }
         return text
     }

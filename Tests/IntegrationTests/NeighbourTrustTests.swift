@@ -110,4 +110,27 @@ final class NeighbourTrustTests: IntegrationTestCase {
         XCTAssertEqual(lstat(dest.path, &info), 0)
         XCTAssertEqual(info.st_uid, geteuid(), "the published file is the daemon's, not the stranger's")
     }
+
+    /// The daemon made no choice about core dumps, so a crash would write its AWS and proxy
+    /// secrets to disk; and a `--socket` in a directory anyone can write was taken in silence.
+    func testNoCoreDumpAndASocketOthersCouldReplaceIsWarnedOf() throws {
+        let limits = try String(contentsOfFile: "/proc/\(try XCTUnwrap(daemon.child?.pid))/limits", encoding: .utf8)
+        let core = try XCTUnwrap(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }, limits)
+        XCTAssertEqual(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first, "0", String(core))
+
+        let open = workDir.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(open.path, 0o1777), 0)
+        let logURL = workDir.appendingPathComponent("open-socket.log")
+        let process = try ChildProcess(executable: binaries.transferd,
+                                       arguments: ["--state-dir", workDir.appendingPathComponent("state-open").path,
+                                                   "--socket", open.appendingPathComponent("t.sock").path],
+                                       stdoutURL: logURL, stderrURL: logURL)
+        defer { process.stop() }
+        let log = { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(poll(timeout: 15) { log().contains("ready") || !process.isRunning }, log())
+        XCTAssertTrue(process.isRunning, log())
+        XCTAssertTrue(log().contains("is writable by other users"), log())
+        XCTAssertFalse(daemon.logTail(lines: 400).contains("is writable by other users"), "its own state directory is private")
+    }
 }

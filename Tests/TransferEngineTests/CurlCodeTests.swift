@@ -39,6 +39,10 @@ import Testing
         // An unsupported protocol during a transfer can only come from a redirect.
         #expect(TransferError(CurlCode(CURLE_UNSUPPORTED_PROTOCOL), detail: nil, moving: false, stallSeconds: 60)
                 == .insecureRedirect(to: nil))
+        // ... or from an answer without a status line, which is no redirect at all.
+        let http09 = TransferError(CurlCode(CURLE_UNSUPPORTED_PROTOCOL), detail: "Received HTTP/0.9 when not allowed",
+                                   moving: false, stallSeconds: 60)
+        #expect(http09.code == "protocol" && http09.message.contains("without an HTTP status line"))
         #expect(CurlCode(rawValue: CurlCode.last + 7).category == .request, "a code newer than the table is not retried")
     }
 

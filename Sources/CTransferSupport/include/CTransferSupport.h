@@ -103,6 +103,11 @@ int tds_link_unnamed(int fd, int to_directory, const char *to);
 /// afterwards still makes them, and the size, durable).
 int tds_start_writeback(int fd, long long offset, long long length);
 
+/// No core dump of this process (RLIMIT_CORE 0) and not dumpable (PR_SET_DUMPABLE 0: no core,
+/// no ptrace by the same uid): its memory holds AWS secrets, proxy passwords and header-command
+/// tokens. 0, or -1 with errno.
+int tds_forbid_core_dumps(void);
+
 /// syncfs(2): writes back every dirty page and inode of the file system `fd` is on and flushes
 /// the device once; fails with a writeback error that file system saw since `fd` was opened.
 int tds_syncfs(int fd);

@@ -75,6 +75,9 @@ public final class Daemon {
         }
         try lock(paths.lock, directory: paths.directory)
         let descriptors = DescriptorBudget(limit: Self.raiseDescriptorLimit(), maxActive: options.scheduler.maxActive)
+        if let code = CoreDumps.forbid() {
+            logger.warn("cannot forbid core dumps (\(SystemError.describe(code))): a crash could write this process's secrets to disk")
+        }
         signal(SIGPIPE, SIG_IGN)
         // Past a file-size limit, write(2) fails with EFBIG (a disk_full pause) instead of killing us.
         signal(SIGXFSZ, SIG_IGN)
@@ -133,6 +136,7 @@ public final class Daemon {
                     + "transferctl needs --socket \(socketPath) (or TRANSFERD_SOCKET)")
             }
         } else {
+            Self.warnIfOthersCanWrite(directoryOf: paths.socket, logger: logger)
             unlink(paths.socket)
             endpoint = .path(paths.socket)
             socketPath = paths.socket
@@ -204,6 +208,17 @@ public final class Daemon {
             throw .alreadyRunning(directory: directory)
         }
         lockDescriptor = fd
+    }
+
+    /// A `--socket` in a directory other users can write (`/tmp`) can be replaced by one of
+    /// them between two starts, or taken before this one: said at start, once.
+    private static func warnIfOthersCanWrite(directoryOf socket: String, logger: Logger) {
+        var info = stat()
+        let directory = PartialFile.directory(of: socket)
+        guard RawPath.withCString(directory, { stat($0, &info) }) == 0, info.st_mode & 0o022 != 0
+        else { return }
+        logger.warn("the socket's directory \(directory) is writable by other users: one of them "
+            + "could put their own socket at \(socket); give --socket a path in a directory only you can write")
     }
 
     /// Creates the state directory (and parents) owner-only.

@@ -84,8 +84,11 @@ extension TransferError {
         switch code.category {
         case .tls: self = .tls(reason)
         case .unreachable: self = .unreachable(reason)
-        // Only a redirect can lead a transfer to a protocol its job did not allow.
-        case .request where code.isUnsupportedProtocol: self = .insecureRedirect(to: redirect)
+        // Only a redirect can lead a transfer to a protocol its job did not allow; without one,
+        // libcurl's "unsupported protocol" is an answer without a status line (HTTP/0.9).
+        case .request where code.isUnsupportedProtocol:
+            self = redirect != nil || !(detail ?? "").contains("HTTP/0.9") ? .insecureRedirect(to: redirect)
+                : .protocolViolation("the server answered without an HTTP status line (HTTP/0.9, which transferd does not accept)")
         case .network where code.isTimeout && moving: self = .stalled(seconds: stallSeconds)
         case .ok, .network: self = .network(reason)
         case .request, .otherProtocol, .unused: self = .request(reason)
