@@ -151,11 +151,12 @@ struct BackupCommand: Subcommand {
     func run(_ context: Context) throws -> ExitStatus {
         var scan = DirectoryScan(followSymlinks: followSymlinks, filters: filters)
         let scanned = try scan.entries(under: directory)
-        let files = scanned.filter { $0.excludedBy == nil }.map(\.relativePath)
+        let files = scanned.filter { $0.excludedBy == nil }
         var entries: [ManifestEntry] = []
         entries.reserveCapacity(files.count)
-        for (index, relativePath) in files.enumerated() {
-            let path = directory + "/" + relativePath
+        for (index, file) in files.enumerated() {
+            let relativePath = file.relativePath
+            let path = file.target ?? directory + "/" + relativePath
             let job: NewJob
             if let remote {
                 // tus: one endpoint, the relative path in the upload's metadata (the job's key).

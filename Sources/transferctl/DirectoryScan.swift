@@ -18,6 +18,9 @@ struct DirectoryScan {
         var size: Int64
         /// The rule that excluded it; nil when it is backed up.
         var excludedBy: FilterRule?
+        /// With `--follow-symlinks`, the file a symlink of the tree points to (its real path):
+        /// what is sent, since the daemon never follows a link at a backup's path itself.
+        var target: String? = nil
     }
 
     var followSymlinks: Bool
@@ -57,13 +60,20 @@ struct DirectoryScan {
             let relativePath = relative.isEmpty ? name : relative + "/" + name
             var entry = stat()
             guard RawPath.withCString(path, { lstat($0, &entry) }) == 0 else { continue }  // removed meanwhile
-            if (entry.st_mode & S_IFMT) == S_IFLNK {
+            let isLink = (entry.st_mode & S_IFMT) == S_IFLNK
+            if isLink {
                 guard followSymlinks, RawPath.withCString(path, { stat($0, &entry) }) == 0 else { continue }
             }
             switch entry.st_mode & S_IFMT {
             case S_IFREG:
-                result.append(Entry(relativePath: relativePath, isDirectory: false, size: Int64(entry.st_size),
-                                    excludedBy: filters.exclusion(of: relativePath, isDirectory: false)))
+                var file = Entry(relativePath: relativePath, isDirectory: false, size: Int64(entry.st_size),
+                                 excludedBy: filters.exclusion(of: relativePath, isDirectory: false))
+                if isLink {
+                    guard let resolved = RawPath.withCString(path, { realpath($0, nil) }) else { continue }
+                    file.target = RawPath.string(cString: resolved)
+                    free(resolved)
+                }
+                result.append(file)
             case S_IFDIR:
                 if let rule = filters.exclusion(of: relativePath, isDirectory: true) {
                     result.append(Entry(relativePath: relativePath, isDirectory: true, size: 0, excludedBy: rule))
