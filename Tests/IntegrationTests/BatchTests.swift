@@ -120,6 +120,13 @@ final class BatchTests: IntegrationTestCase {
         XCTAssertEqual(jsonInt(job["limit"]), 1024 * 1024, job.jsonText)
         XCTAssertEqual(jsonInt(job["maxRetries"]), 2, job.jsonText)
         XCTAssertEqual(job["headers"] as? [String], ["X-Test: 1"], job.jsonText)
+        // Human output counts in English: one job, not "1 jobs".
+        try cli.writeManifest([manifestLine(key: "one", download: ["url": nginx.url(.files, "j.bin"),
+                                                                    "output": destination("one.bin").path])],
+                              to: manifestURL("one.jsonl"))
+        let again = cli.run(["batch", "submit", manifestURL("one.jsonl").path, "--name", "again"])
+        XCTAssertEqual(again.exitCode, 0, again.summary)
+        XCTAssertTrue(again.stderr.contains("(again): 1 job queued"), again.stderr)
     }
 
     // MARK: bad manifests

@@ -33,7 +33,12 @@ final class HostileSessionTests: IntegrationTestCase {
     func testAPartListThatNeverEndsFailsTheJobInsteadOfPagingForever() throws {
         let (file, _) = try makeLargeFile("parts.bin", size: 20 * MiB)
         let id = try cli.upload("s3://bucket/parts.bin", ["-T", file.path, "--s3-endpoint", hostile.baseURL, "--retry", "2"])
+        // Another job meanwhile, from a healthy server: it runs to its end as usual.
+        let sha = try makeSource("beside.bin", size: 2 * MiB)
+        let beside = try cli.download(nginx.url(.slow, "beside.bin"), to: destination("beside.bin"))
         let job = try awaitEnd(id)
+        try waitCompleted(beside, timeout: 30)
+        try assertCompletedDownload(beside, at: destination("beside.bin"), sha256: sha, size: 2 * MiB)
         XCTAssertEqual(job.state, "failed", job.jsonText)
         let error = job["error"] as? [String: Any]
         XCTAssertEqual(error?["code"] as? String, "protocol", job.jsonText)

@@ -83,6 +83,7 @@ final class TusResumableUploadTests: TusTestCase {
         XCTAssertGreaterThan(server.offset, Int64(acknowledged), "the interrupted PATCH's bytes stay on the server")
         let shown = cli.run(["show", String(id)])
         XCTAssertTrue(shown.stdout.contains("continues from byte \(acknowledged), as the server reports"), shown.stdout)
+        XCTAssertFalse(shown.stdout.contains("from the first byte again"), "a tus upload does not start over: \(shown.stdout)")
         XCTAssertEqual(cli.run(["resume", String(id)]).exitCode, 0)
         XCTAssertEqual(cli.run(["limit", String(id), "0"]).exitCode, 0)
         try waitCompleted(id, timeout: 60)
