@@ -119,10 +119,6 @@ final class S3Server: S3Serving {
 
     /// The credentials for a daemon's environment (and nothing else): `AWS_ACCESS_KEY_ID`,
     /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`.
-    var environment: [String: String] {
-        ["AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey, "AWS_REGION": region]
-    }
-
     /// Writes `<home>/.aws/credentials` with the key as the `[default]` profile (for a daemon
     /// started with `HOME=<home>` and no `AWS_*` variables); returns its URL.
     @discardableResult

@@ -25,3 +25,9 @@ protocol S3Serving: AnyObject {
     /// The server's own output (and the relay's, where there is one).
     func log() -> String
 }
+
+extension S3Serving {
+    var environment: [String: String] {
+        ["AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey, "AWS_REGION": region]
+    }
+}

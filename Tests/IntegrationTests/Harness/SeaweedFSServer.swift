@@ -44,10 +44,6 @@ final class SeaweedFSServer: S3Serving {
 
     var endpoint: String { relay?.endpoint ?? "" }
 
-    var environment: [String: String] {
-        ["AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey, "AWS_REGION": region]
-    }
-
     var boto: S3BotoClient {
         get throws {
             S3BotoClient(endpoint: endpoint, bucket: bucket, environment: environment, python: try TestVenv.python(), runner: runner)

@@ -5,7 +5,8 @@ Usage: hostile_session_server.py --port PORT
 
 tus, at /tus/<mode>/ (OPTIONS offers creation and termination; POST creates /tus/<mode>/<n>):
   stuck   every PATCH is read whole and answered 204 with the offset it started at
-  ahead   every PATCH is answered with its start + the bytes it sent + 1000
+  ahead   every PATCH is answered with its start + the bytes it sent + 1000 (at most the
+          upload's length: a client that believes it completes with bytes never sent)
   honest  offsets as sent (a control)
 S3, path style at any other path /<bucket>/<key> (no signature checked):
   POST ?uploads=        InitiateMultipartUploadResult with UploadId "U-<n>"
@@ -27,6 +28,7 @@ lock = threading.Lock()
 counts = {}
 patch_bytes = 0
 offsets = {}
+lengths = {}
 next_id = [0]
 
 
@@ -81,6 +83,7 @@ class Handler(BaseHTTPRequestHandler):
                 next_id[0] += 1
                 name = f"/tus/{mode}/{next_id[0]}"
                 offsets[name] = 0
+                lengths[name] = int(self.headers.get("Upload-Length") or 0)
             return self.answer(201, tus + [("Location", name)])
         name = "/" + "/".join(parts[:3])
         if self.command == "HEAD":
@@ -97,7 +100,7 @@ class Handler(BaseHTTPRequestHandler):
                 if mode == "stuck":
                     offset = start
                 elif mode == "ahead":
-                    offset = start + len(data) + 1000
+                    offset = min(lengths.get(name, 0), start + len(data) + 1000)
                 else:
                     offset = start + len(data)
                 offsets[name] = offset
