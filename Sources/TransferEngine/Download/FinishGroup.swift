@@ -53,16 +53,19 @@ final class FinishGroup: Sendable {
     /// directory entry is synced and its completion recorded (or with why not), on the group's
     /// queue or the store's.
     func finish(_ finish: Finish) {
-        let first = pending.withLock { group in
-            group.append(finish)
-            return group.count == 1
-        }
-        if first { queue.async { [self] in drain() } }
+        // Into `unwritten` before `pending`: a group that drains it lets go of it then. The
+        // other way round, a group could begin (and let go of `unwritten`) in between, and the
+        // file stayed there, open, until the next download finished.
         let enough = unwritten.withLock { files in
             files.append(finish.file)
             return files.count == Self.writeAhead
         }
         if enough { writer.async { [self] in writeUnwritten() } }
+        let first = pending.withLock { group in
+            group.append(finish)
+            return group.count == 1
+        }
+        if first { queue.async { [self] in drain() } }
     }
 
     /// Writes the kept bytes of the files handed over, until none is left; a failure stays
