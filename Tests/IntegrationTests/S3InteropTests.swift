@@ -33,6 +33,7 @@ class S3InteropTests: S3InteropTestCase {
     /// One upload created and completed; the parts' bodies add up to at most `extra` beyond the object.
     func assertSentOnce(allowingExtra extra: Int, line: UInt = #line) throws {
         let stats = try s3.stats()
+        print("\(name): UploadPart bytes beyond the object's \(size): \(stats.uploadPartBytes - Int64(size)) (at most \(extra))")
         XCTAssertEqual(stats.requests(.createMultipartUpload), 1, "the recorded upload was continued, never created again: \(stats)", line: line)
         XCTAssertGreaterThanOrEqual(stats.uploadPartBytes, Int64(size), "\(stats)", line: line)
         XCTAssertLessThanOrEqual(stats.uploadPartBytes - Int64(size), Int64(extra),
