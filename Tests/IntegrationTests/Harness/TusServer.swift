@@ -61,7 +61,7 @@ final class TusServer {
     let daysToKeep: Int
     private(set) var port: UInt16 = 0
     private var child: ChildProcess?
-    private let runner: CommandRunner
+    let runner: CommandRunner
 
     init(directory: URL, daysToKeep: Int = 5) throws {
         self.directory = directory
@@ -182,34 +182,9 @@ final class TusServer {
             try fm.removeItem(at: url)
         }
     }
-
-    // MARK: stats
-
-    private func harness(_ method: String, _ name: String) throws -> [String: Any] {
-        let result = runner.run(URL(fileURLWithPath: "/usr/bin/curl"),
-                                ["-sS", "--fail-with-body", "--max-time", "15", "-X", method,
-                                 "http://127.0.0.1:\(port)/__harness/\(name)"], timeout: 20)
-        guard result.exitCode == 0,
-              let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
-        else { throw HarnessError("tus_server.py /__harness/\(name): \(result.summary)\nlog:\n\(log().suffix(3000))") }
-        return object
-    }
-
-    /// Counters since this server process started (a restart zeroes them) or `resetStats()`.
-    func stats() throws -> TusStats {
-        let object = try harness("GET", "stats")
-        return TusStats(requests: (object["requests"] as? [String: Any] ?? [:]).compactMapValues { jsonInt($0) },
-                        patchBytes: Int64(jsonInt(object["patchBytes"]) ?? 0),
-                        statuses: (object["statuses"] as? [String: Any] ?? [:]).compactMapValues { jsonInt($0) })
-    }
-
-    func resetStats() throws { _ = try harness("POST", "reset-stats") }
-
-    /// uvicorn's output: an access line per request, tracebacks.
-    func log() -> String { (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 }
 
-extension TusServer: TusServing {
+extension TusServer: TusServing, TusCounting {
     func storedUploads() throws -> [TusStoredUpload] {
         try uploads().map { TusStoredUpload(id: $0.id, offset: $0.offset, size: $0.size, dataURL: $0.dataURL) }
     }

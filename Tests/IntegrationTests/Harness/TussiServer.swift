@@ -8,14 +8,14 @@ import Foundation
 /// (JSON: `length`, `offset`, `metadata`) while in progress, moved to `completed/` once the offset
 /// reaches the length. It buffers a PATCH whole before writing it, so a PATCH cut off mid-body
 /// leaves the offset where it was. Upload ids are UUIDs; `filename` metadata must be printable ASCII.
-final class TussiServer: TusServing {
+final class TussiServer: TusServing, TusCounting {
     static let script = PythonServer.script("tussi_server.py")
 
     let directory: URL
     let logURL: URL
     private(set) var port: UInt16 = 0
     private var child: ChildProcess?
-    private let runner: CommandRunner
+    let runner: CommandRunner
 
     init(directory: URL) throws {
         self.directory = directory
@@ -81,24 +81,4 @@ final class TussiServer: TusServing {
         return String(digest)
     }
 
-    private func harness(_ method: String, _ name: String) throws -> [String: Any] {
-        let result = runner.run(URL(fileURLWithPath: "/usr/bin/curl"),
-                                ["-sS", "--fail-with-body", "--max-time", "15", "-X", method,
-                                 "http://127.0.0.1:\(port)/__harness/\(name)"], timeout: 20)
-        guard result.exitCode == 0,
-              let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
-        else { throw HarnessError("tussi_server.py /__harness/\(name): \(result.summary)\nlog:\n\(log().suffix(3000))") }
-        return object
-    }
-
-    func stats() throws -> TusStats {
-        let object = try harness("GET", "stats")
-        return TusStats(requests: (object["requests"] as? [String: Any] ?? [:]).compactMapValues { jsonInt($0) },
-                        patchBytes: Int64(jsonInt(object["patchBytes"]) ?? 0),
-                        statuses: (object["statuses"] as? [String: Any] ?? [:]).compactMapValues { jsonInt($0) })
-    }
-
-    func resetStats() throws { _ = try harness("POST", "reset-stats") }
-
-    func log() -> String { (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 }
