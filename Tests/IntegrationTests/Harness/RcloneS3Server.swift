@@ -10,7 +10,7 @@ import Foundation
 /// `200 OK` with a `Content-Range` and the range's `Content-Length` (and If-Range is not looked at);
 /// ETags in XML are written `&#34;…&#34;`; the object's ETag after a multipart upload is the MD5 of
 /// the whole object on GET and HEAD, not the `…-N` that CompleteMultipartUpload answered.
-final class RcloneS3Server: S3Serving {
+final class RcloneS3Server: S3Serving, RelayedS3Server {
     let directory: URL
     let bucket: String
     let region: String
@@ -20,7 +20,7 @@ final class RcloneS3Server: S3Serving {
     /// rclone's own port, behind the relay.
     private(set) var rclonePort: UInt16 = 0
     private var child: ChildProcess?
-    private var relay: S3CountingRelay?
+    private(set) var relay: S3CountingRelay?
     private let runner: CommandRunner
 
     init(directory: URL, bucket: String = "test-bucket", region: String = "us-east-1") throws {
@@ -79,20 +79,5 @@ final class RcloneS3Server: S3Serving {
         relay?.stop()
         child?.stop(grace: 5)
         child = nil
-    }
-
-    func stats() throws -> S3Stats { try requireRelay().stats() }
-    func resetStats() throws { try requireRelay().resetStats() }
-    /// Answers by `"OPERATION STATUS"`, as the relay saw them.
-    func statuses() throws -> [String: Int] { try requireRelay().statuses() }
-
-    private func requireRelay() throws -> S3CountingRelay {
-        guard let relay else { throw HarnessError("RcloneS3Server not started") }
-        return relay
-    }
-
-    func log() -> String {
-        let own = (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return own + "\n---- relay:\n" + (relay?.log() ?? "")
     }
 }

@@ -75,3 +75,27 @@ final class S3CountingRelay {
 
     func log() -> String { (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 }
+
+/// A store that counts nothing itself, behind an `S3CountingRelay`: its counters are the
+/// relay's, its log its own and the relay's (`RcloneS3Server`, `SeaweedFSServer`).
+protocol RelayedS3Server: AnyObject {
+    var relay: S3CountingRelay? { get }
+    var logURL: URL { get }
+}
+
+extension RelayedS3Server {
+    func stats() throws -> S3Stats { try requireRelay().stats() }
+    func resetStats() throws { try requireRelay().resetStats() }
+    /// Answers by `"OPERATION STATUS"`, as the relay saw them.
+    func statuses() throws -> [String: Int] { try requireRelay().statuses() }
+
+    private func requireRelay() throws -> S3CountingRelay {
+        guard let relay else { throw HarnessError("\(Self.self) not started") }
+        return relay
+    }
+
+    func log() -> String {
+        let own = (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return own + "\n---- relay:\n" + (relay?.log() ?? "")
+    }
+}

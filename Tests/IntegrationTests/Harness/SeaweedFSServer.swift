@@ -12,7 +12,7 @@ import Foundation
 /// lists no `ChecksumCRC32` even for parts sent with one, and CompleteMultipartUpload refuses
 /// (400 InvalidRequest) a part list where some parts carry `ChecksumCRC32` and others do not;
 /// If-Range is not looked at (a stale one still gets 206).
-final class SeaweedFSServer: S3Serving {
+final class SeaweedFSServer: S3Serving, RelayedS3Server {
     let directory: URL
     let bucket: String
     let region: String
@@ -24,7 +24,7 @@ final class SeaweedFSServer: S3Serving {
     /// The master's, volume server's and gateway's gRPC ports: the names of their sockets in /tmp.
     private var grpcPorts: [(kind: String, port: UInt16)] = []
     private var child: ChildProcess?
-    private var relay: S3CountingRelay?
+    private(set) var relay: S3CountingRelay?
     private let runner: CommandRunner
 
     init(directory: URL, bucket: String = "test-bucket", region: String = "us-east-1") throws {
@@ -124,20 +124,5 @@ final class SeaweedFSServer: S3Serving {
         for (kind, port) in grpcPorts {
             unlink("/tmp/seaweedfs-\(kind)-grpc-\(port).sock")
         }
-    }
-
-    func stats() throws -> S3Stats { try requireRelay().stats() }
-    func resetStats() throws { try requireRelay().resetStats() }
-    /// Answers by `"OPERATION STATUS"`, as the relay saw them.
-    func statuses() throws -> [String: Int] { try requireRelay().statuses() }
-
-    private func requireRelay() throws -> S3CountingRelay {
-        guard let relay else { throw HarnessError("SeaweedFSServer not started") }
-        return relay
-    }
-
-    func log() -> String {
-        let own = (try? Data(contentsOf: logURL)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return own + "\n---- relay:\n" + (relay?.log() ?? "")
     }
 }
