@@ -102,9 +102,11 @@ struct DownloadCommand: Subcommand {
         if let resumeFile {
             resumeData = try ResumeDataFile.read(resumeFile)
         }
-        guard let url = positionals.first ?? resumeData?.url else {
+        guard let given = positionals.first ?? resumeData?.url else {
             throw UsageError("download needs a URL (see transferctl download --help)")
         }
+        let (url, guessed) = DefaultScheme.apply(given)
+        if let guessed { Context.note(guessed) }
         guard !(remoteName && output != nil) else { throw UsageError("give -o or -O, not both") }
         // Into a directory: -O, -o DIR/ (a trailing slash), or -o naming an existing directory.
         var directory: String?

@@ -76,9 +76,11 @@ struct UploadCommand: Subcommand {
         let common = try CommonJobOptions.parse(&arguments)
         let remoteArguments = try RemoteArguments.parse(&arguments, upload: true)
         let positionals = try arguments.positionals()
-        guard positionals.count == 1, let url = positionals.first else {
+        guard positionals.count == 1, let given = positionals.first else {
             throw UsageError("upload takes one URL (see transferctl upload --help)")
         }
+        let (url, guessed) = DefaultScheme.apply(given)
+        if let guessed { Context.note(guessed) }
         guard forms.isEmpty != (raw == nil) else {
             throw UsageError("upload needs form parts (-F) or one file (-T), not both and not neither")
         }

@@ -73,7 +73,8 @@ extension SchedulerCore {
         // held by another daemon, never touches the file.
         let empty = next.state == .failed && report.resume?.bytesDurable == 0
         let removed = discarded ?? (empty ? record.job.partialPath : nil)
-        log(.info, "job \(id): attempt \(report.attempt) failed: \(error.message); now \(next.state.rawValue)"
+        // A job's end in failure is what a user looks for in the log; a retry is routine.
+        log(next.state == .failed ? .warn : .info, "job \(id): attempt \(report.attempt) failed: \(error.message); now \(next.state.rawValue)"
             + (refusal.map { " (not retried: \($0.message))" } ?? ""))
         if next.state == .waiting {
             var event = TransferEvent(.retryScheduled, of: record.job)
