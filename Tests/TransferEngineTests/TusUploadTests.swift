@@ -179,8 +179,9 @@ import Testing
         let request = TusUpload.discard(UploadSession(url: "http://h/files/x"))
         #expect(request?.method == "DELETE" && request?.url == "http://h/files/x" && request?.headers == ["Tus-Resumable: 1.0.0"])
         #expect(TusUpload.discard(UploadSession()) == nil)
-        #expect(SessionDiscarder.refusesForGood(405) && SessionDiscarder.refusesForGood(501) && SessionDiscarder.refusesForGood(403))
+        #expect(SessionDiscarder.refusesForGood(405) && SessionDiscarder.refusesForGood(501) && SessionDiscarder.refusesForGood(400))
         #expect(!SessionDiscarder.refusesForGood(503) && !SessionDiscarder.refusesForGood(429) && !SessionDiscarder.refusesForGood(408))
+        #expect(!SessionDiscarder.refusesForGood(403) && !SessionDiscarder.refusesForGood(401), "credentials may be mended")
     }
 }
 

@@ -36,9 +36,11 @@ final class SessionDiscarder {
         }
     }
 
-    /// A refusal another try will not change: a 4xx other than 408 and 429, or 501.
+    /// A refusal another try will not change: a 4xx other than 408 and 429, or 501. Not 401
+    /// or 403: refused credentials may be mended (a rotated S3 key), and an S3 upload left
+    /// behind keeps costing storage.
     static func refusesForGood(_ status: Int) -> Bool {
-        ((400..<500).contains(status) && status != 408 && status != 429) || status == 501
+        ((400..<500).contains(status) && ![401, 403, 408, 429].contains(status)) || status == 501
     }
 
     /// A request of the multi ended; returns false when it was not one of ours.
